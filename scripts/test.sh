@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Quick start, command 2: install with the dev tools, then lint, type-check and run the whole test suite.
+# .ci/run calls this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh --dev
+# The published EMPA sample sits beside the repository (non-commercial: read, never copied).
+if [ -z "${EMPATHOS_EMPA_SAMPLE:-}" ] && [ -d ../shared/data/empa-official-sample ]; then
+  EMPATHOS_EMPA_SAMPLE="$(cd ../shared/data/empa-official-sample && pwd)"
+  export EMPATHOS_EMPA_SAMPLE
+fi
+echo "== ruff"
+.venv/bin/ruff check src tests benchmarks
+.venv/bin/ruff format --check src tests benchmarks
+echo "== mypy"
+.venv/bin/mypy
+echo "== pytest"
+.venv/bin/python -m pytest "$@"

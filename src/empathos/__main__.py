@@ -1,0 +1,3 @@
+from empathos.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""empathos.bench"""

@@ -1,0 +1,52 @@
+"""Entry point of the ``empathos`` command. It only mounts the sub-command groups."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from empathos import __version__
+from empathos.cli import rl, run, scenarios, score, serve
+from empathos.errors import EmpathosError
+
+app = typer.Typer(
+    name="empathos",
+    help="Evaluate empathic support as a process (EMPA) and train policies for it (MAPO).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+score.register(app)
+run.register(app)
+serve.register(app)
+app.add_typer(scenarios.app, name="scenarios")
+app.add_typer(rl.app, name="rl")
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print the installed version."""
+    typer.echo(__version__)
+
+
+def main() -> None:
+    """Run the CLI: expected errors print one line (exit 2), Ctrl-C exits 130."""
+    try:
+        result = app(standalone_mode=False)
+    except (KeyboardInterrupt, typer.Abort):
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except EmpathosError as exc:
+        typer.echo(f"error: {exc.line()}", err=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.TyperException as exc:
+        # click's usage errors (typer vendors click): they know how to show themselves.
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        sys.exit(int(getattr(exc, "exit_code", 2)))
+    sys.exit(result if isinstance(result, int) else 0)

@@ -1,0 +1,7 @@
+"""`empathos rl ...`: placeholder until its issue lands."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="rl commands", no_args_is_help=True)

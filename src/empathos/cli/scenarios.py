@@ -1,0 +1,7 @@
+"""`empathos scenarios ...`: placeholder until its issue lands."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="scenarios commands", no_args_is_help=True)
