@@ -1,0 +1,322 @@
+"""Read the published EMPA layout as it is.
+
+Layout (a directory): ``cases/script_NNN.md`` persona cards (Chinese markdown with XML-like
+sections), ``character_stories.json`` (hidden stories keyed in Chinese), optional
+``case_metadata.json`` (domain, difficulty, dominant axis, distance) and optional
+``official_cases.txt``. The card text is kept verbatim as ``raw_persona_prompt``; the
+structured fields are parsed out of it for stratification and for the judge's profile.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from empathos.errors import ScenarioError
+from empathos.scenarios.model import (
+    Axis,
+    DifficultyBand,
+    Domain,
+    PriorityLevel,
+    Scenario,
+    Threshold,
+)
+from empathos.scenarios.validation import errors_from_validation
+
+__all__ = ["is_published_layout", "load_published", "parse_card", "parse_priorities"]
+
+LICENCE = "CC BY-NC 4.0 (EMPA release)"
+_DOMAINS = {
+    "生活状况": Domain.LIFE_CIRCUMSTANCES,
+    "身心健康": Domain.HEALTH,
+    "休闲娱乐": Domain.LEISURE,
+    "观念认同": Domain.VALUES,
+    "人际关系": Domain.RELATIONSHIPS,
+    "生涯发展": Domain.CAREER,
+}
+_BANDS = {
+    "较易": DifficultyBand.EASY,
+    "简单": DifficultyBand.EASY,
+    "中等": DifficultyBand.MEDIUM,
+    "困难": DifficultyBand.HARD,
+    "极难": DifficultyBand.VERY_HARD,
+}
+_AXES = {"C": Axis.COGNITIVE, "A": Axis.AFFECTIVE, "P": Axis.PROACTIVE}
+_THRESHOLDS = {"低": Threshold.LOW, "中": Threshold.MEDIUM, "高": Threshold.HIGH}
+_PRIORITY_NAMES = {
+    "认知共情": Axis.COGNITIVE,
+    "情感共情": Axis.AFFECTIVE,
+    "动机共情": Axis.PROACTIVE,
+}
+# An explicit level right after "X共情：", e.g. "[高优先级", "【中】", "[优先级：低]", "最高"
+_LEVEL_RE = re.compile(r"^\s*[\[【(（]?\s*(?:优先级\s*[：:]?\s*)?(最高|极高|最低|中等|高|中|低)")
+_LEVEL_WORDS = {
+    "最高": PriorityLevel.HIGH,
+    "极高": PriorityLevel.HIGH,
+    "高": PriorityLevel.HIGH,
+    "中等": PriorityLevel.MEDIUM,
+    "中": PriorityLevel.MEDIUM,
+    "最低": PriorityLevel.LOW,
+    "低": PriorityLevel.LOW,
+}
+_RANKS = (PriorityLevel.HIGH, PriorityLevel.MEDIUM, PriorityLevel.LOW)
+
+
+def is_published_layout(path: Path) -> bool:
+    """True when ``path`` is a directory in the published EMPA layout."""
+    return path.is_dir() and (
+        (path / "character_stories.json").is_file() or (path / "cases").is_dir()
+    )
+
+
+def _section(text: str, tag: str) -> str:
+    match = re.search(rf"<{tag}>(.*?)</{tag}>", text, flags=re.S)
+    return match.group(1) if match else ""
+
+
+def _value(text: str, key: str) -> str:
+    """The rest of the line after ``key：`` (an optional parenthetical before the colon)."""
+    match = re.search(rf"{key}(?:[（(][^）)\n]*[）)])?\s*[：:][ \t]*(.*)", text)
+    return match.group(1).strip() if match else ""
+
+
+def _after_heading(text: str, heading: str) -> str:
+    """The text under a markdown heading, up to the next heading."""
+    match = re.search(rf"^\s*#+\s*{heading}\s*$(.*?)(?=^\s*#+\s|\Z)", text, flags=re.S | re.M)
+    return (
+        " ".join(line.strip() for line in match.group(1).splitlines() if line.strip())
+        if match
+        else ""
+    )
+
+
+def parse_priorities(block: str) -> dict[str, Any]:
+    """C/A/P priorities from the card's priority block, in any of the release's forms.
+
+    Forms seen: one line per axis with an explicit level ("情感共情：[高优先级] ..."), numbered
+    lines or an inline list ordered by importance ("1.情感共情（最优先…）；2.…"), and an
+    ordering ("认知共情 > 情感共情 > 动机共情"). Without explicit levels for all three axes,
+    the order of appearance ranks them high / medium / low.
+    """
+    found: list[tuple[int, Axis]] = []
+    for name, axis in _PRIORITY_NAMES.items():
+        pos = block.find(name)
+        if pos < 0:
+            raise ValueError(f"priority of {name} ({axis.value}) not found")
+        found.append((pos, axis))
+    found.sort()
+    starts = [pos for pos, _ in found] + [len(block)]
+    out: dict[str, Any] = {}
+    explicit = True
+    for i, (pos, axis) in enumerate(found):
+        name_len = len(next(n for n, a in _PRIORITY_NAMES.items() if a is axis))
+        segment = block[pos + name_len : starts[i + 1]].lstrip("：: ")
+        match = _LEVEL_RE.match(segment)
+        rationale = re.sub(r"\s+", " ", segment).strip(" ;；>\n")
+        if match:
+            level = _LEVEL_WORDS[match.group(1)]
+        else:
+            explicit = False
+            level = _RANKS[i]
+        out[axis.value] = {"level": level.value, "rationale": rationale}
+    if not explicit:
+        for rank, (_, axis) in enumerate(found):
+            out[axis.value]["level"] = _RANKS[rank].value
+        out["order"] = [axis.value for _, axis in found]
+    return out
+
+
+def parse_card(text: str) -> dict[str, Any]:
+    """The structured persona fields of one published card (raises ValueError naming a field)."""
+    info = _section(text, "character_info")
+    threshold_text = _section(text, "empathy_threshold")
+    profile = _section(text, "psychological_profile")
+    experience = _section(text, "experience")
+    scenario = _section(text, "scenario")
+    for tag, body in (
+        ("character_info", info),
+        ("empathy_threshold", threshold_text),
+        ("psychological_profile", profile),
+        ("experience", experience),
+    ):
+        if not body.strip():
+            raise ValueError(f"<{tag}>: section missing or empty")
+    level = re.search(r"共情阈值\s*【\s*(低|中|高)\s*】", threshold_text)
+    if level is None:
+        raise ValueError("<empathy_threshold>: no level 【低|中|高】 found")
+    prio_at = profile.find("当下共情需求优先级")
+    if prio_at < 0:
+        raise ValueError("<psychological_profile>: priority block 当下共情需求优先级 not found")
+    age_text = _value(info, "年龄")
+    age_match = re.search(r"\d+", age_text)
+    return {
+        "identity": {
+            "name": _value(info, "姓名"),
+            "gender": _value(info, "性别"),
+            "age": int(age_match.group()) if age_match else None,
+        },
+        "traits": {"outer": _value(info, "社交性格"), "inner": _value(info, "内核性格")},
+        "threshold": _THRESHOLDS[level.group(1)].value,
+        "needs": {
+            "vent": _value(profile, "想要找人倾诉的想法与内容"),
+            "hoped_for": _value(profile, "倾诉中想要获得的共情点"),
+            "sensitivities": _value(profile, "人物共情阈值"),
+        },
+        "priorities": parse_priorities(profile[prio_at + len("当下共情需求优先级") :]),
+        "experience": {
+            "childhood": _value(experience, "童年经历"),
+            "adolescence": _value(experience, "少年经历"),
+            "young_adulthood": _value(experience, "青年经历"),
+            "growth_arc": _value(experience, "隐形成长主线脉络"),
+            "current_situation": _value(experience, "现在的情况"),
+            "main_goal": _value(experience, "现在的人生主线目标"),
+            "vision": _value(experience, "现在的人生愿景与动力"),
+        },
+        "topic": _after_heading(profile, "聊天话题"),
+        "trigger": _value(scenario, "故事的起因"),
+    }
+
+
+def _story(entry: dict[str, Any]) -> dict[str, Any]:
+    course = entry.get("故事的经过")
+    if not isinstance(course, dict):
+        raise ValueError("故事的经过: missing or not an object")
+    stages = []
+    for key in sorted(course, key=lambda k: int(re.sub(r"\D", "", k) or 0)):
+        stage = course[key]
+        if not isinstance(stage, dict):
+            raise ValueError(f"故事的经过.{key}: not an object")
+        stages.append({"title": stage.get("标题", ""), "content": stage.get("内容", "")})
+    return {
+        "stages": stages,
+        "outcome": entry.get("故事的结果", ""),
+        "interlude": entry.get("故事的插曲", ""),
+    }
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ScenarioError(f"unreadable JSON: {exc}", file=path) from None
+
+
+def _metadata(root: Path) -> dict[str, dict[str, Any]]:
+    path = root / "case_metadata.json"
+    if not path.is_file():
+        return {}
+    data = _read_json(path)
+    cases = data.get("sampled_cases", []) if isinstance(data, dict) else data
+    if not isinstance(cases, list):
+        raise ScenarioError("expected a list of cases", file=path, field="sampled_cases")
+    out: dict[str, dict[str, Any]] = {}
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict) or "script_id" not in case:
+            raise ScenarioError("case without script_id", file=path, field=f"sampled_cases[{i}]")
+        out[str(case["script_id"])] = case
+    return out
+
+
+def _labels(meta: dict[str, Any], file: Path) -> dict[str, Any]:
+    labels: dict[str, Any] = {"language": "zh"}
+    for key, table, target in (
+        ("category", _DOMAINS, "domain"),
+        ("difficulty", _BANDS, "difficulty"),
+        ("dominant_axis", _AXES, "dominant_axis"),
+    ):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if value not in table:
+            raise ScenarioError(
+                f"unknown {key} {value!r}", file=file, field=f"{meta.get('script_id')}.{key}"
+            )
+        labels[target] = table[value].value
+    if isinstance(meta.get("distance"), int | float):
+        labels["distance"] = float(meta["distance"])
+    return labels
+
+
+def _stories(root: Path, errors: list[ScenarioError]) -> dict[str, dict[str, Any]]:
+    path = root / "character_stories.json"
+    if not path.is_file():
+        errors.append(ScenarioError("missing character_stories.json", file=path))
+        return {}
+    data = _read_json(path)
+    if not isinstance(data, list):
+        errors.append(ScenarioError("expected a list of stories", file=path))
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for i, entry in enumerate(data):
+        sid = entry.get("剧本编号") if isinstance(entry, dict) else None
+        if not sid:
+            errors.append(ScenarioError("entry without 剧本编号", file=path, field=f"[{i}]"))
+            continue
+        try:
+            out[str(sid)] = _story(entry)
+        except ValueError as exc:
+            errors.append(ScenarioError(str(exc), file=path, field=f"{sid}"))
+    return out
+
+
+def load_published(root: Path) -> tuple[list[Scenario], list[ScenarioError]]:
+    """Every case of a published-layout directory; bad cases become errors, never exceptions."""
+    errors: list[ScenarioError] = []
+    try:
+        meta = _metadata(root)
+    except ScenarioError as exc:
+        errors.append(exc)
+        meta = {}
+    stories = _stories(root, errors)
+    official_path = root / "official_cases.txt"
+    official = (
+        {ln.strip() for ln in official_path.read_text(encoding="utf-8").splitlines() if ln.strip()}
+        if official_path.is_file()
+        else set()
+    )
+    cards_dir = root / "cases" if (root / "cases").is_dir() else root
+    scenarios: list[Scenario] = []
+    for card_path in sorted(cards_dir.glob("*.md")):
+        sid = card_path.stem
+        try:
+            scenarios.append(_one_case(card_path, stories, meta, official))
+        except ScenarioError as exc:
+            errors.append(exc)
+        except ValidationError as exc:
+            errors.extend(errors_from_validation(exc, card_path))
+        except ValueError as exc:
+            errors.append(ScenarioError(str(exc), file=card_path, field=sid))
+    return scenarios, errors
+
+
+def _one_case(
+    card_path: Path,
+    stories: dict[str, dict[str, Any]],
+    meta: dict[str, dict[str, Any]],
+    official: set[str],
+) -> Scenario:
+    sid = card_path.stem
+    try:
+        text = card_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"unreadable: {exc}", file=card_path) from None
+    if sid not in stories:
+        raise ScenarioError("no story in character_stories.json", file=card_path, field="剧本编号")
+    data = {
+        "id": sid,
+        "persona": parse_card(text),
+        "story": stories[sid],
+        "labels": _labels(meta.get(sid, {}), card_path.parent.parent / "case_metadata.json"),
+        "raw_persona_prompt": text,
+        "source": {
+            "kind": "published",
+            "path": str(card_path),
+            "official": sid in official,
+            "licence": LICENCE,
+        },
+    }
+    return Scenario.model_validate(data)
