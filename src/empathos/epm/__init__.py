@@ -1,1 +1,82 @@
-"""empathos.epm"""
+"""The Empathy Potential Model: dynamics, termination and EPM-Q. Pure: no I/O."""
+
+from empathos.epm.config import EPMConfig, PresetName
+from empathos.epm.dynamics import (
+    StepResult,
+    Thresholds,
+    alignment,
+    half_space_distance,
+    ideal_direction,
+    in_zone,
+    init_dynamics,
+    round_to,
+    step_batch,
+    thresholds,
+)
+from empathos.epm.metrics import (
+    GROUPS,
+    INDEX_NAMES,
+    TrajectoryBatch,
+    aggregate_indices,
+    dialogue_indices,
+    signed_tau_index,
+    tortuosity,
+)
+from empathos.epm.state import (
+    EPMPoint,
+    EPMState,
+    Termination,
+    check_termination,
+    init_state,
+    step,
+    step_unscored,
+    victory,
+)
+from empathos.epm.termination import (
+    CONTINUE,
+    TERMINATION_CODES,
+    TerminationKind,
+    code_of,
+    failure_codes,
+    kind_from_code,
+    success_codes,
+    termination_codes,
+)
+
+__all__ = [
+    "CONTINUE",
+    "GROUPS",
+    "INDEX_NAMES",
+    "TERMINATION_CODES",
+    "EPMConfig",
+    "EPMPoint",
+    "EPMState",
+    "PresetName",
+    "StepResult",
+    "Termination",
+    "TerminationKind",
+    "Thresholds",
+    "TrajectoryBatch",
+    "aggregate_indices",
+    "alignment",
+    "check_termination",
+    "code_of",
+    "dialogue_indices",
+    "failure_codes",
+    "half_space_distance",
+    "ideal_direction",
+    "in_zone",
+    "init_dynamics",
+    "init_state",
+    "kind_from_code",
+    "round_to",
+    "signed_tau_index",
+    "step",
+    "step_batch",
+    "step_unscored",
+    "success_codes",
+    "termination_codes",
+    "thresholds",
+    "tortuosity",
+    "victory",
+]
