@@ -1,0 +1,48 @@
+"""Per-turn rewards of a dialogue (MAPO_SPEC section 2), from quantities of the EPM trajectory.
+
+Shapes: B dialogues, T turns. Trajectory quantities carry the t = 0 point, so they have T + 1
+columns. An unscored turn (``valid`` false) gets NaN: it has no reward of its own and the
+estimators exclude it from every statistic (never a silent 0).
+
+- ``distance``: r_t = d(P_{t-1}) - d(P_t) with d the half-space distance (EPM section 4);
+  positive when the turn moved the user toward resolution; telescopes to d(P_0) - d(P_T).
+- ``delta_e``: r_t = delta_E_t, the energy increment along the ideal direction.
+- ``potential``: r_t = g * Phi(P_t) - Phi(P_{t-1}) with Phi = a / (a + ||P_t||).
+
+Pure: no I/O. The caller computes d(P_t), ||P_t|| and delta_E with :mod:`empathos.epm`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["RewardKind", "delta_e_rewards", "distance_rewards", "potential_rewards"]
+
+RewardKind = Literal["distance", "delta_e", "potential"]
+F64 = NDArray[np.float64]
+
+
+def _mark_invalid(r: F64, valid: NDArray[np.bool_]) -> F64:
+    return np.where(np.asarray(valid, dtype=bool), r, np.nan)
+
+
+def distance_rewards(distance: F64, valid: NDArray[np.bool_]) -> F64:
+    """(B, T) rewards d(P_{t-1}) - d(P_t) from ``distance`` (B, T + 1), the half-space distance
+    of each trajectory point (column 0 = P_0); NaN where ``valid`` (B, T) is false."""
+    d = np.asarray(distance, dtype=np.float64)
+    return _mark_invalid(d[:, :-1] - d[:, 1:], valid)
+
+
+def delta_e_rewards(delta_e: F64, valid: NDArray[np.bool_]) -> F64:
+    """(B, T) rewards delta_E_t from ``delta_e`` (B, T); NaN where ``valid`` is false."""
+    return _mark_invalid(np.asarray(delta_e, dtype=np.float64), valid)
+
+
+def potential_rewards(norm: F64, valid: NDArray[np.bool_], a: float = 9.0, g: float = 0.99) -> F64:
+    """(B, T) potential-based rewards g * Phi(P_t) - Phi(P_{t-1}), Phi = a / (a + ||P||), from
+    ``norm`` (B, T + 1) = ||P_t|| per trajectory point; NaN where ``valid`` is false."""
+    phi = a / (a + np.asarray(norm, dtype=np.float64))
+    return _mark_invalid(g * phi[:, 1:] - phi[:, :-1], valid)
