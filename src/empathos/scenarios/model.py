@@ -17,6 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from empathos.rubric import EMPATHY_RUBRIC
+from empathos.rubric import p0_from_iedr as rubric_p0
+
 __all__ = [
     "IEDR_INDICATORS",
     "SCHEMA_VERSION",
@@ -97,27 +100,14 @@ class DifficultyBand(StrEnum):
     VERY_HARD = "very_hard"
 
 
-# IEDR indicator ids in axis order, with the score of each level 0..3 (EPM_SPEC section 2).
-# TODO(rubric): read these from empathos.rubric once that package publishes its tables.
-IEDR_INDICATORS: dict[str, tuple[int, int, int, int]] = {
-    "C.1": (0, -2, -4, -6),
-    "C.2": (0, -2, -4, -6),
-    "C.3": (0, -3, -6, -9),
-    "A.1": (0, -2, -4, -6),
-    "A.2": (0, -4, -8, -12),
-    "A.3": (0, -3, -6, -9),
-    "P.1": (0, -2, -4, -6),
-    "P.2": (0, -4, -8, -12),
-    "P.3": (0, -3, -6, -9),
-}
+# IEDR indicator ids in axis order, from the empathy rubric (EPM_SPEC section 2).
+IEDR_INDICATORS: tuple[str, ...] = tuple(ind.key for ind in EMPATHY_RUBRIC.iedr)
 
 
 def p0_from_iedr(levels: dict[str, int]) -> tuple[float, float, float]:
     """P_0 = per-axis sum of the scores of the nine IEDR levels, as (C, A, P)."""
-    sums = {"C": 0.0, "A": 0.0, "P": 0.0}
-    for ind, scores in IEDR_INDICATORS.items():
-        sums[ind[0]] += scores[levels[ind]]
-    return (sums["C"], sums["A"], sums["P"])
+    vec = rubric_p0(levels, EMPATHY_RUBRIC)
+    return (float(vec[0]), float(vec[1]), float(vec[2]))
 
 
 def band_for_norm(norm: float) -> DifficultyBand:
@@ -336,8 +326,9 @@ class Scenario(_Model):
             extra = sorted(set(value) - set(IEDR_INDICATORS))
             raise ValueError(f"needs exactly C.1..P.3; missing {missing}, unknown {extra}")
         for key, level in value.items():
-            if level not in (0, 1, 2, 3):
-                raise ValueError(f"{key}: level must be 0..3, got {level}")
+            allowed = EMPATHY_RUBRIC.indicator(key).levels
+            if level not in allowed:
+                raise ValueError(f"{key}: level must be one of {list(allowed)}, got {level}")
         return {k: value[k] for k in IEDR_INDICATORS}
 
     @model_validator(mode="after")
