@@ -1,0 +1,150 @@
+"""Reading and writing records: atomic writes, per-file format detection, directory walks."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from empathos.errors import RecordError
+from empathos.records.model import DialogueRecord
+from empathos.records.published import import_published, is_published
+
+__all__ = [
+    "LoadedRecord",
+    "RecordFormat",
+    "detect_format",
+    "find_record_files",
+    "load_records",
+    "read_record",
+    "record_from_data",
+    "write_record",
+]
+
+RecordFormat = Literal["empathos", "empa-published"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRecord:
+    """A record with where it came from; ``group`` is the name of its directory."""
+
+    path: Path
+    group: str
+    record: DialogueRecord
+
+    @property
+    def model_name(self) -> str:
+        """The tested model's name, or the directory name when the record has none."""
+        return self.record.model or self.group
+
+
+def detect_format(data: object) -> RecordFormat | None:
+    """Which format a parsed JSON document is in (None: neither)."""
+    if isinstance(data, dict) and "schema_version" in data:
+        return "empathos"
+    if is_published(data):
+        return "empa-published"
+    return None
+
+
+def _pydantic_error(exc: ValidationError, file: Path) -> RecordError:
+    first = exc.errors()[0]
+    field = ".".join(str(x) for x in first["loc"]) or None
+    return RecordError(first["msg"], file=file, field=field)
+
+
+def record_from_data(data: Any, *, file: Path) -> DialogueRecord:
+    """Build a record from a parsed document of either format."""
+    fmt = detect_format(data)
+    try:
+        if fmt == "empathos":
+            if data.get("schema_version") != 1:
+                raise RecordError(
+                    f"unsupported schema_version {data.get('schema_version')!r} (supported: 1)",
+                    file=file,
+                    field="schema_version",
+                )
+            return DialogueRecord.model_validate(data)
+        if fmt == "empa-published":
+            return import_published(data, file=file)
+    except ValidationError as exc:
+        raise _pydantic_error(exc, file) from None
+    raise RecordError(
+        "not a dialogue record (neither empathos 'schema_version' nor published 'epj')",
+        file=file,
+        field="(top level)",
+    )
+
+
+def read_record(path: str | Path) -> DialogueRecord:
+    """Read one ``.json`` record file of either format."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(f"cannot read: {exc.__class__.__name__}", file=p) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"not valid JSON (line {exc.lineno}, column {exc.colno})", file=p, field="(file)"
+        ) from None
+    return record_from_data(data, file=p)
+
+
+def write_record(record: DialogueRecord, path: str | Path) -> Path:
+    """Write one record atomically (temporary file in the same folder, then ``os.replace``)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(record.model_dump_json(indent=1))
+            fh.flush()
+            os.fsync(fh.fileno())
+        Path(tmp).replace(p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p
+
+
+def find_record_files(paths: Iterable[str | Path]) -> Iterator[tuple[Path, str]]:
+    """Expand paths into ``(file, group)`` pairs, sorted within each directory.
+
+    A file stands for itself (group: its directory's name); a directory holds record files
+    (one directory = one model) and/or directories of them. Hidden files are skipped.
+    """
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            entries = sorted(x for x in p.iterdir() if not x.name.startswith("."))
+            for f in entries:
+                if f.is_file() and f.suffix == ".json":
+                    yield f, p.resolve().name
+            for d in entries:
+                if d.is_dir():
+                    yield from find_record_files([d])
+        else:
+            yield p, p.resolve().parent.name
+
+
+def load_records(paths: Iterable[str | Path]) -> tuple[list[LoadedRecord], list[RecordError]]:
+    """Load every record under ``paths``; a bad file becomes an error, the rest still load."""
+    good: list[LoadedRecord] = []
+    bad: list[RecordError] = []
+    for path, group in find_record_files(paths):
+        if not path.exists():
+            bad.append(RecordError("no such file or directory", file=path))
+            continue
+        try:
+            good.append(LoadedRecord(path, group, read_record(path)))
+        except RecordError as exc:
+            bad.append(exc)
+    return good, bad

@@ -1,0 +1,146 @@
+"""The project's own dialogue record: one finished (or failed) dialogue, re-scorable.
+
+Versioned by ``schema_version``; every field is described (the JSON schema in
+``docs/records.md`` is generated from these models). No secrets: only model names, never
+keys or base URLs with credentials.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from empathos.epm import EPMConfig, EPMPoint, Termination
+from empathos.rubric import EMPATHY_RUBRIC, Rubric
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "DialogueRecord",
+    "DirectorAction",
+    "Evaluation",
+    "IndicatorRating",
+    "InitialDeficit",
+    "ModelCallRecord",
+    "Turn",
+]
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class IndicatorRating(_Model):
+    """The judge's rating of one indicator."""
+
+    level: int | None = Field(description="Rated level; None when missing or invalid.")
+    evidence: str = Field(default="", description="Quote the rating rests on ('0' if none).")
+    reasoning: str = Field(default="", description="The judge's reasoning.")
+    raw_level: str | None = Field(
+        default=None, description="The level as found, when it could not be read (import only)."
+    )
+
+
+class InitialDeficit(_Model):
+    """The IEDR rating of the case and the initial deficit it yields."""
+
+    ratings: dict[str, IndicatorRating] = Field(description="IEDR ratings by indicator key.")
+    P0: tuple[float, ...] = Field(description="Initial deficit P_0, one value per axis.")
+
+
+class Evaluation(_Model):
+    """One judge evaluation (after every K turns) and the EPM state it led to."""
+
+    turn: int = Field(ge=1, description="Turn index (1-based) of the evaluation.")
+    scored: bool = Field(description="False when the judge failed after its retries.")
+    ratings: dict[str, IndicatorRating] = Field(
+        default_factory=dict, description="MDEP ratings by indicator key (may be partial)."
+    )
+    unscored_reason: str | None = Field(
+        default=None, description="Why the evaluation is unscored (None when scored)."
+    )
+    state: EPMPoint = Field(description="EPM state after this evaluation.")
+    flags: list[str] = Field(
+        default_factory=list,
+        description="Import notes: 'ratings_missing', 'ratings_partial', 'level_invalid:A.Neg'.",
+    )
+
+
+class DirectorAction(_Model):
+    """What the director did at one turn."""
+
+    turn: int = Field(ge=0, description="Turn the action belongs to.")
+    action: str = Field(description="Action kind, e.g. 'guidance', 'reveal', 'stop'.")
+    detail: str = Field(default="", description="Text of the action.")
+
+
+class Turn(_Model):
+    """One exchange: the simulated user's line and the tested model's reply."""
+
+    index: int = Field(ge=1, description="Turn index, 1-based.")
+    user: str = Field(description="What the simulated user said.")
+    assistant: str = Field(default="", description="The tested model's reply ('' if none).")
+
+
+class ModelCallRecord(_Model):
+    """One call to a language model. Every field but ``role`` is optional."""
+
+    role: str = Field(description="Role of the caller: user, director, judge, tested, ...")
+    model: str | None = Field(default=None, description="Model id at the endpoint.")
+    turn: int | None = Field(default=None, description="Turn the call belongs to.")
+    latency_s: float | None = Field(default=None, ge=0, description="Wall time in seconds.")
+    prompt_tokens: int | None = Field(default=None, ge=0, description="Input tokens.")
+    completion_tokens: int | None = Field(default=None, ge=0, description="Output tokens.")
+    retries: int | None = Field(default=None, ge=0, description="Retries before the answer.")
+    cost_usd: float | None = Field(default=None, ge=0, description="Cost in US dollars.")
+    cache_hit: bool | None = Field(default=None, description="Answered from the cache.")
+    template_id: str | None = Field(default=None, description="Prompt template id.")
+    template_version: str | None = Field(default=None, description="Prompt template version.")
+    error: str | None = Field(default=None, description="Error class and message, if it failed.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
+
+
+class DialogueRecord(_Model):
+    """One dialogue, everything needed to re-score it and to replay its EPM trajectory."""
+
+    schema_version: Literal[1] = Field(default=1, description="Version of this record format.")
+    source: Literal["empathos", "empa-published"] = Field(
+        default="empathos", description="Produced by empathos or imported from a published run."
+    )
+    scenario_id: str = Field(min_length=1, description="Id of the scenario (case).")
+    scenario_hash: str | None = Field(default=None, description="Hash of the scenario content.")
+    model: str | None = Field(default=None, description="Name of the tested model.")
+    roles: dict[str, str] = Field(
+        default_factory=dict, description="Model name of each other role (user, director, judge)."
+    )
+    rubric: Rubric = Field(default=EMPATHY_RUBRIC, description="The rubric the judge rated on.")
+    epm_config: EPMConfig = Field(
+        default_factory=EPMConfig, description="EPM settings the dialogue ran under."
+    )
+    iedr: InitialDeficit = Field(description="IEDR ratings and P_0.")
+    initial_state: EPMPoint = Field(description="EPM state at turn 0.")
+    turns: list[Turn] = Field(default_factory=list, description="The conversation, turn by turn.")
+    evaluations: list[Evaluation] = Field(
+        default_factory=list, description="Judge evaluations and EPM states, in turn order."
+    )
+    director: list[DirectorAction] = Field(
+        default_factory=list, description="Director actions, in turn order."
+    )
+    model_calls: list[ModelCallRecord] = Field(
+        default_factory=list, description="Every model call made for this dialogue."
+    )
+    total_turns: int = Field(ge=0, description="Number of turns the dialogue ran (T).")
+    termination: Termination = Field(description="How the dialogue ended.")
+    success: bool = Field(description="Whether the dialogue counts as a success.")
+    n_unscored: int = Field(default=0, ge=0, description="Number of unscored evaluations.")
+    created_at: str | None = Field(default=None, description="ISO timestamp of the dialogue.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Free-form extras (import notes, run ids); no secrets."
+    )
+
+    @property
+    def trajectory(self) -> list[EPMPoint]:
+        """All EPM points, turn 0 first."""
+        return [self.initial_state, *(e.state for e in self.evaluations)]

@@ -1,0 +1,134 @@
+"""Record model, importer quirks, atomic writes and bad-file handling with real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from published_factory import BAD, GOOD, make_published
+
+from empathos.epm import TerminationKind
+from empathos.errors import RecordError
+from empathos.records import (
+    DialogueRecord,
+    detect_format,
+    load_records,
+    read_record,
+    record_from_data,
+    termination_kind_from_text,
+    write_record,
+)
+
+
+def _write(path: Path, data: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_import_handles_missing_partial_invalid_and_string_levels(tmp_path: Path) -> None:
+    rows = [
+        GOOD,
+        None,  # judge failed: no mdep_analysis, zero increment
+        {"C.Prog": "1", "C.Neg": "0", "A.Prog": "1"},  # partial, strings
+        {**GOOD, "A.Neg": "L1"},  # invalid string
+        {**GOOD, "P.Prog": 2},
+    ]
+    doc = make_published(rows)
+    doc["epj"]["trajectory"][5]["mdep_analysis"]["summary"] = "an extra key"
+    rec = read_record(_write(tmp_path / "m" / "script_900_result.json", doc))
+    flags = [e.flags for e in rec.evaluations]
+    assert flags[0] == []
+    assert flags[1] == ["ratings_missing"]
+    assert flags[2] == ["ratings_partial"]
+    assert flags[3] == ["level_invalid:A.Neg"]
+    assert rec.evaluations[3].ratings["A.Neg"].raw_level == "L1"
+    assert rec.evaluations[2].ratings["C.Prog"].level == 1
+    assert rec.evaluations[1].state.v == (0.0, 0.0, 0.0)  # stored v_t kept
+    assert rec.source == "empa-published" and rec.model == "Custom-test/tiny"
+    assert rec.total_turns == 5 and len(rec.turns) == 5 and rec.turns[0].assistant == "reply 1"
+    assert rec.termination.kind is TerminationKind.TIMEOUT
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("EPM v2.0 Failure: 5 consecutive negative-energy turns (Direction Collapse), "
+         "Persistent Regression (70% negative in 8 turns)", "failure_collapse"),
+        ("EPM v2.0 Failure: Stagnation + Persistent Regression", "failure_stagnation_regression"),
+        ("EPM v2.0 Failure: Vector Oscillation (total change 40, net change 2)",
+         "failure_oscillation"),
+        ("EPM v2.0 Success: Positional Victory (crossed/approached target zone)",
+         "success_positional"),
+        ("EPM v2.0 Success: Geometric Victory (reached near origin)", "success_geometric"),
+        ("Reached max turns (45), timeout", "timeout"),
+        ("EPM 失败：方向崩溃", "failure_collapse"),
+        ("EPM 失败：向量振荡", "failure_oscillation"),
+        ("达到最大轮数，超时", "timeout"),
+        ("导演结束了对话", "director_stop"),
+    ],
+)  # fmt: skip
+def test_termination_reason_text_maps_to_kinds(text: str, kind: str) -> None:
+    assert termination_kind_from_text(text) == TerminationKind(kind)
+
+
+def test_own_record_round_trips_atomically(tmp_path: Path) -> None:
+    doc = make_published([GOOD, BAD, GOOD])
+    rec = record_from_data(doc, file=tmp_path / "x.json")
+    own = rec.model_copy(update={"source": "empathos"})
+    path = write_record(own, tmp_path / "run" / "a.json")
+    assert [p.name for p in path.parent.iterdir()] == ["a.json"]  # no temp file left
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert detect_format(data) == "empathos" and data["schema_version"] == 1
+    assert read_record(path) == own
+
+
+def test_bad_files_name_file_and_field_and_others_still_load(tmp_path: Path) -> None:
+    d = tmp_path / "model-a"
+    good = _write(d / "good.json", make_published([GOOD]))
+    (d / "notjson.json").write_text("{ this is not json", encoding="utf-8")
+    missing = make_published([GOOD])
+    del missing["epj"]["P_0_initial_deficit"]
+    _write(d / "missing.json", missing)
+    bad_vec = make_published([GOOD])
+    bad_vec["epj"]["trajectory"][1]["v_t"] = ["a", 1, 2]
+    _write(d / "badvec.json", bad_vec)
+    own = record_from_data(make_published([GOOD]), file=good).model_dump(mode="json")
+    own["source"] = "empathos"
+    own["n_unscored"] = -3
+    _write(d / "ownbad.json", own)
+    _write(d / "other.json", {"hello": 1})
+    records, errors = load_records([tmp_path])
+    assert [r.path.name for r in records] == ["good.json"]
+    lines = sorted(e.line() for e in errors)
+    assert len(lines) == 5
+    joined = "\n".join(lines)
+    assert "notjson.json: (file): not valid JSON" in joined
+    assert "missing.json: epj.P_0_initial_deficit: required field is missing" in joined
+    assert "badvec.json: epj.trajectory[1].v_t" in joined
+    assert "ownbad.json: n_unscored:" in joined
+    assert "other.json: (top level): not a dialogue record" in joined
+
+
+def test_unsupported_schema_version_is_a_clear_error(tmp_path: Path) -> None:
+    rec = record_from_data(make_published([GOOD]), file=tmp_path / "x.json")
+    data = rec.model_dump(mode="json") | {"schema_version": 99}
+    with pytest.raises(RecordError, match="schema_version"):
+        read_record(_write(tmp_path / "v99.json", data))
+
+
+def test_model_name_falls_back_to_directory(tmp_path: Path) -> None:
+    doc = make_published([GOOD])
+    del doc["test_model_name"]
+    _write(tmp_path / "my-model" / "a.json", doc)
+    records, errors = load_records([tmp_path / "my-model" / "a.json"])
+    assert not errors and records[0].model_name == "my-model"
+
+
+def test_sample_imports_every_file(empa_sample: Path) -> None:
+    records, errors = load_records([empa_sample / "results"])
+    assert not errors and len(records) == 90
+    assert all(isinstance(r.record, DialogueRecord) for r in records)
+    flagged = sum(1 for r in records for e in r.record.evaluations if e.flags)
+    assert flagged > 0  # the sample holds points without ratings
