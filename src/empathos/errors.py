@@ -82,6 +82,8 @@ class ModelCallError(EmpathosError):
         self.role = role
         self.endpoint = endpoint
         self.attempts = attempts
+        #: The failed call's record (an ``empathos.llm.CallRecord``), set by the model client.
+        self.record: object | None = None
         where = " ".join(x for x in (f"role={role}" if role else "", endpoint or "") if x)
         super().__init__(problem, field=where or None)
 

@@ -1,0 +1,146 @@
+"""Per-role endpoint configuration: where a role's model lives and how to call it.
+
+The API key itself is never stored: :attr:`EndpointConfig.api_key_env` names the environment
+variable that holds it, read only when the client is built.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from empathos.errors import ConfigError
+
+__all__ = ["EndpointConfig", "RetryConfig", "StructuredConfig", "resolve_api_key"]
+
+
+class RetryConfig(BaseModel):
+    """A bounded retry policy: exponential backoff with jitter, honouring Retry-After."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(
+        4, ge=1, le=20, description="Total attempts per call, the first one included."
+    )
+    backoff_base_s: float = Field(
+        0.5, ge=0.0, description="Wait before the 2nd attempt; doubles after each failure."
+    )
+    backoff_max_s: float = Field(30.0, ge=0.0, description="Upper bound of one wait, in seconds.")
+    jitter_s: float = Field(
+        0.25, ge=0.0, description="Uniform random extra wait in [0, jitter_s] added to each wait."
+    )
+    retry_after_max_s: float = Field(
+        60.0, ge=0.0, description="Largest Retry-After (seconds) honoured; longer ones are capped."
+    )
+
+
+class StructuredConfig(BaseModel):
+    """How structured output (a pydantic model, a tool call) is asked for and checked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    json_schema: Literal["on", "off", "auto"] = Field(
+        "auto",
+        description=(
+            "Send response_format=json_schema. 'auto' tries it and falls back to JSON mode, "
+            "then to a plain prompt, when the endpoint rejects it."
+        ),
+    )
+    json_mode: bool = Field(
+        True, description="Use response_format=json_object when the JSON schema is not sent."
+    )
+    max_reasks: int = Field(
+        2, ge=0, le=10, description="Re-asks with the validation error before the call fails."
+    )
+    tool_choice: Literal["required", "auto"] = Field(
+        "required", description="tool_choice sent with tool calls."
+    )
+
+
+class EndpointConfig(BaseModel):
+    """One role's model endpoint: backend kind, address, sampling, limits, prices, cache."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["openai", "offline", "scripted"] = Field(
+        "openai",
+        description="Backend: an OpenAI-compatible HTTP endpoint, the bundled offline "
+        "model, or a scripted (rule-based) backend for tests.",
+    )
+    name: str | None = Field(
+        None,
+        description="Name of the concurrency limit; endpoints with the same name share it. "
+        "Defaults to base_url + model.",
+    )
+    base_url: str | None = Field(
+        None, description="Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."
+    )
+    model: str = Field("smollm2-135m-instruct", description="Model id sent to the endpoint.")
+    api_key_env: str | None = Field(
+        None,
+        description="NAME of the environment variable holding the API key (never the key). "
+        "None: no key (local servers).",
+    )
+    temperature: float | None = Field(None, ge=0.0, le=2.0, description="Sampling temperature.")
+    top_p: float | None = Field(None, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    max_tokens: int | None = Field(None, ge=1, description="Cap on generated tokens per call.")
+    presence_penalty: float | None = Field(None, ge=-2.0, le=2.0, description="Presence penalty.")
+    frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0, description="Frequency penalty.")
+    seed: int | None = Field(None, description="Sampling seed, where the endpoint supports it.")
+    timeout_s: float = Field(60.0, gt=0.0, description="Timeout of one HTTP attempt, seconds.")
+    max_concurrency: int = Field(
+        16, ge=1, le=4096, description="Calls in flight at once on this endpoint (named limit)."
+    )
+    retry: RetryConfig = Field(default_factory=RetryConfig, description="Retry policy.")
+    structured: StructuredConfig = Field(
+        default_factory=StructuredConfig, description="Structured output and tool call options."
+    )
+    price_input_per_1k: float | None = Field(
+        None, ge=0.0, description="Price (USD) per 1000 input tokens; None: cost not computed."
+    )
+    price_output_per_1k: float | None = Field(
+        None, ge=0.0, description="Price (USD) per 1000 output tokens; None: cost not computed."
+    )
+    cache: bool = Field(False, description="Use the response cache for this role (opt-in).")
+
+    @model_validator(mode="after")
+    def _needs_url(self) -> EndpointConfig:
+        if self.kind == "openai" and not self.base_url:
+            raise ValueError("base_url is required when kind is 'openai'")
+        return self
+
+    def limit_name(self) -> str:
+        """The name of this endpoint's concurrency limit."""
+        return self.name or f"{self.kind}:{self.base_url or ''}:{self.model}"
+
+    def sampling(self) -> dict[str, float | int]:
+        """The sampling parameters that are set, as request fields."""
+        fields = (
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "presence_penalty",
+            "frequency_penalty",
+            "seed",
+        )
+        out: dict[str, float | int] = {}
+        for name in fields:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+
+def resolve_api_key(config: EndpointConfig, role: str) -> str | None:
+    """Read the key from the environment variable the config names; fail clearly if unset."""
+    if config.api_key_env is None:
+        return None
+    value = os.environ.get(config.api_key_env)
+    if not value:
+        raise ConfigError(
+            f"environment variable {config.api_key_env} (the API key) is not set",
+            field=f"roles.{role}.api_key_env",
+        )
+    return value

@@ -1,0 +1,167 @@
+"""The offline model as a :class:`~empathos.llm.constrained.Decoder`.
+
+Keeps the prompt and the JSON written so far in a key/value cache; ``choose`` scores each
+allowed option by its summed token log-likelihood (then rolls the cache back), free strings
+and numbers are decoded greedily under a cap and rewritten as clean JSON literals.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from empathos.llm.constrained import build_json, build_tool_call
+from empathos.llm.types import ChatRequest, RawReply, RawToolCall
+
+if TYPE_CHECKING:
+    from empathos.llm.offline import OfflineModel
+
+__all__ = ["TorchDecoder", "constrained_reply"]
+
+_MAX_DIGITS = 9
+
+
+def _unescaped_quote(text: str) -> int:
+    for i, ch in enumerate(text):
+        if ch == '"' and (i == 0 or text[i - 1] != "\\"):
+            return i
+    return -1
+
+
+class TorchDecoder:
+    """Constrained decoding over one prompt with the offline model (call under its lock)."""
+
+    def __init__(self, lm: OfflineModel, prompt: list[int]) -> None:
+        from transformers import DynamicCache
+
+        self.lm = lm
+        self.sets = lm.token_sets()
+        self.eos = int(lm.tokenizer.eos_token_id)
+        self.cache = DynamicCache()
+        self.ids: list[int] = []
+        self.logits: Any = None
+        self._feed(prompt)
+        self.prompt_len = len(prompt)
+
+    @property
+    def generated(self) -> int:
+        """Tokens written after the prompt."""
+        return len(self.ids) - self.prompt_len
+
+    def _tok(self, text: str) -> list[int]:
+        return list(self.lm.tokenizer.encode(text, add_special_tokens=False))
+
+    def _feed(self, new: list[int]) -> Any:
+        import torch
+
+        if not new:
+            return None
+        # The DynamicCache is extended in place.
+        out = self.lm.model(input_ids=torch.tensor([new]), cache=self.cache, use_cache=True)
+        self.ids.extend(new)
+        self.logits = out.logits[0, -1].float()
+        return out.logits[0].float()
+
+    def _rollback(self, length: int, logits: Any) -> None:
+        extra = len(self.ids) - length
+        if extra > 0:
+            self.cache.crop(-extra)
+            del self.ids[length:]
+        self.logits = logits
+
+    def emit(self, text: str) -> None:
+        """Append fixed text."""
+        self._feed(self._tok(text))
+
+    def choose(self, options: list[str]) -> int:
+        """The option with the highest summed log-likelihood, appended."""
+        import torch
+
+        base, saved = len(self.ids), self.logits
+        first = torch.log_softmax(saved, dim=-1)
+        scores: list[float] = []
+        for option in options:
+            toks = self._tok(option)
+            score = float(first[toks[0]])
+            if len(toks) > 1:
+                logp = torch.log_softmax(self._feed(toks[:-1]), dim=-1)
+                score += float(sum(logp[i, toks[i + 1]] for i in range(len(toks) - 1)))
+                self._rollback(base, saved)
+            scores.append(score)
+        best = max(range(len(options)), key=scores.__getitem__)
+        self.emit(options[best])
+        return best
+
+    def free_string(self, max_tokens: int) -> str:
+        """Greedy text up to the closing quote or the cap, appended as a JSON literal."""
+        base, saved = len(self.ids), self.logits
+        self.emit('"')
+        generated: list[int] = []
+        text = ""
+        for step in range(max_tokens):
+            logits = self.logits.clone()
+            if step == 0:  # no empty string: the first token must open some text
+                logits[self.sets["quote"]] = float("-inf")
+                logits[self.eos] = float("-inf")
+            token = int(logits.argmax())
+            if token == self.eos:
+                break
+            generated.append(token)
+            piece = self.lm.tokenizer.decode(generated, skip_special_tokens=True)
+            cut = _unescaped_quote(piece)
+            if cut >= 0:
+                text = piece[:cut]
+                break
+            text = piece
+            self._feed([token])
+        self._rollback(base, saved)
+        try:
+            value = json.loads(f'"{text}"')
+        except ValueError:
+            value = text.replace("\\", "")
+        literal = json.dumps(value.strip() or "...", ensure_ascii=False)
+        self.emit(literal)
+        return literal
+
+    def number(self, low: float | None, high: float | None, integer: bool) -> str:
+        """Greedy digits while a digit is the model's first choice, clamped to the bounds."""
+        base, saved = len(self.ids), self.logits
+        digits = self.sets["digits"]
+        written = ""
+        for step in range(_MAX_DIGITS):
+            logits = self.logits
+            token = int(digits[int(logits[digits].argmax())])
+            if step > 0 and int(logits.argmax()) != token:
+                break
+            written += self.lm.tokenizer.decode([token])
+            self._feed([token])
+        self._rollback(base, saved)
+        value = float(int(written or "0"))
+        if low is not None:
+            value = max(value, low)
+        if high is not None:
+            value = min(value, high)
+        literal = str(int(value)) if integer else json.dumps(value)
+        self.emit(literal)
+        return literal
+
+
+def constrained_reply(lm: OfflineModel, prompt: list[int], request: ChatRequest) -> RawReply:
+    """A structured reply or a tool call, valid by construction."""
+    decoder = TorchDecoder(lm, prompt)
+    if request.tools:
+        name, arguments = build_tool_call([(t.name, t.parameters) for t in request.tools], decoder)
+        return RawReply(
+            tool_calls=[RawToolCall(id="call_0", name=name, arguments=arguments)],
+            input_tokens=len(prompt),
+            output_tokens=decoder.generated,
+            finish_reason="tool_calls",
+        )
+    assert request.response_schema is not None
+    text = build_json(request.response_schema, decoder)
+    return RawReply(
+        content=text,
+        input_tokens=len(prompt),
+        output_tokens=decoder.generated,
+        finish_reason="stop",
+    )

