@@ -1,9 +1,124 @@
-"""`empathos score`: placeholder until its issue lands."""
+"""`empathos score` and `empathos replay`: leaderboards and EPM replays of record files."""
 
 from __future__ import annotations
 
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.console import Console
+
+from empathos.bench.leaderboard import leaderboard
+from empathos.bench.replay import replay_loaded
+from empathos.epm import EPMConfig
+from empathos.errors import RecordError
+from empathos.records import LoadedRecord, load_records
+from empathos.report import leaderboard_csv, leaderboard_json, leaderboard_table
+
+__all__ = ["register"]
+
+
+class Preset(StrEnum):
+    """EPM presets."""
+
+    reference = "reference"
+    paper = "paper"
+
+
+class Format(StrEnum):
+    """Output formats."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class By(StrEnum):
+    """Grouping of the leaderboard."""
+
+    model = "model"
+    case = "case"
+
+
+_TABLE_WIDTH = 200
+PathsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Record files, directories of them (one per model) or directories of those.",
+        show_default=False,
+    ),
+]
+
+
+def _load(paths: list[Path], err: Console) -> tuple[list[LoadedRecord], list[RecordError]]:
+    records, errors = load_records(paths)
+    for exc in errors:
+        err.print(f"error: {exc.line()}", markup=False, highlight=False, soft_wrap=True)
+    return records, errors
+
+
+def _score(paths: list[Path], preset: Preset, fmt: Format, by: By) -> int:
+    err = Console(stderr=True)
+    records, errors = _load(paths, err)
+    rows = leaderboard(records, EPMConfig.preset(preset.value), by=by.value) if records else []
+    if fmt is Format.json:
+        typer.echo(leaderboard_json(rows, group_label=by.value))
+    elif fmt is Format.csv:
+        typer.echo(leaderboard_csv(rows, group_label=by.value), nl=False)
+    elif rows:
+        # The table has 19 columns: never squeeze it below a readable width.
+        Console(width=max(Console().width, _TABLE_WIDTH)).print(
+            leaderboard_table(rows, group_label=by.value)
+        )
+    n_files = len(records) + len(errors)
+    err.print(
+        f"scored {len(records)} of {n_files} files ({preset.value} preset); {len(errors)} skipped",
+        markup=False,
+        highlight=False,
+    )
+    return 1 if errors or not records else 0
+
+
+def _replay(paths: list[Path]) -> int:
+    err = Console(stderr=True)
+    records, errors = _load(paths, err)
+    results = replay_loaded(records)
+    out = Console(soft_wrap=True, highlight=False)
+    for res in results:
+        if res.status == "mismatch":
+            out.print(f"mismatch: {res.label}: {'; '.join(res.problems)}", markup=False)
+        elif res.status == "unpublished_rule":
+            out.print(f"not reproducible: unpublished rule: {res.label}", markup=False)
+    ok = sum(r.status == "ok" for r in results)
+    bad = sum(r.status == "mismatch" for r in results)
+    unpublished = sum(r.status == "unpublished_rule" for r in results)
+    out.print(
+        f"replayed {len(results)} dialogues: {ok} reproduce, {bad} mismatch, "
+        f"{unpublished} not reproducible (unpublished rule); {len(errors)} files skipped",
+        markup=False,
+    )
+    return 1 if bad or errors or not records else 0
 
 
 def register(app: typer.Typer) -> None:
-    """Mount the command on the main app."""
+    """Mount ``score`` and ``replay`` on the main app."""
+
+    @app.command("score")
+    def score_cmd(
+        paths: PathsArg,
+        preset: Annotated[Preset, typer.Option(help="EPM preset.")] = Preset.reference,
+        fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
+        by: Annotated[By, typer.Option(help="One row per model or per case.")] = By.model,
+    ) -> None:
+        """Print the EPM-Q leaderboard of record files (published EMPA results or ours)."""
+        code = _score(paths, preset, fmt, by)
+        if code:
+            raise typer.Exit(code)
+
+    @app.command("replay")
+    def replay_cmd(paths: PathsArg) -> None:
+        """Re-run the EPM from stored P_0 and ratings; report dialogues that do not reproduce."""
+        code = _replay(paths)
+        if code:
+            raise typer.Exit(code)
