@@ -1,1 +1,38 @@
-"""empathos.prompts"""
+"""Prompts as data: versioned templates per role and language, filled only through slots.
+
+Use the role builders (``user_prompt``, ``director_prompt``, ``judge_iedr_prompt``,
+``judge_mdep_prompt``, ``model_under_test_prompt``) or ``render`` directly; record the
+returned ``RenderedPrompt.id`` and ``.version`` with every call.
+"""
+
+from empathos.prompts.render import (
+    LANGUAGES,
+    ROLES,
+    PromptTemplate,
+    RenderedPrompt,
+    Role,
+    load_template,
+    render,
+)
+from empathos.prompts.roles import (
+    director_prompt,
+    judge_iedr_prompt,
+    judge_mdep_prompt,
+    model_under_test_prompt,
+    user_prompt,
+)
+
+__all__ = [
+    "LANGUAGES",
+    "ROLES",
+    "PromptTemplate",
+    "RenderedPrompt",
+    "Role",
+    "director_prompt",
+    "judge_iedr_prompt",
+    "judge_mdep_prompt",
+    "load_template",
+    "model_under_test_prompt",
+    "render",
+    "user_prompt",
+]

@@ -1,0 +1,139 @@
+"""Prompt templates as data: one versioned YAML file per role and language.
+
+A template file ``templates/<lang>/<role>.yaml`` holds ``id``, ``version``, ``role``,
+``language``, the declared ``slots`` and the ``body`` (``string.Template`` syntax: ``$slot``
+or ``${slot}``; a literal dollar is ``$$``). Python only fills slots: :func:`render` refuses a
+missing slot and an undeclared one, so a template and its caller cannot drift apart silently.
+The id and version of every rendered prompt belong in the record of the call that used it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Literal, get_args
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from empathos.errors import ConfigError
+
+__all__ = [
+    "LANGUAGES",
+    "ROLES",
+    "PromptTemplate",
+    "RenderedPrompt",
+    "Role",
+    "fragments",
+    "load_template",
+    "render",
+    "templates_dir",
+]
+
+Role = Literal["user", "director", "judge_iedr", "judge_mdep", "model_under_test"]
+ROLES: tuple[str, ...] = get_args(Role)
+LANGUAGES: tuple[str, ...] = ("en", "zh")
+
+
+class PromptTemplate(BaseModel):
+    """One template file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, description="Stable template id, e.g. 'user.en'.")
+    version: str = Field(min_length=1, description="Bumped whenever the body changes meaning.")
+    role: str = Field(description="The role it prompts.")
+    language: str = Field(description="Language of the body: zh or en.")
+    slots: list[str] = Field(default_factory=list, description="Names the body expects.")
+    body: str = Field(min_length=1, description="The text, with $slot placeholders.")
+
+
+class RenderedPrompt(BaseModel):
+    """A filled template: the text to send plus what to record about it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Template id (or 'custom:<file>' for a user-supplied prompt).")
+    version: str = Field(description="Template version (content hash for custom prompts).")
+    text: str = Field(description="The rendered text.")
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the rendered text, for records that store a hash instead of the text."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def templates_dir() -> Path:
+    """The directory of the bundled templates (one folder per language)."""
+    return Path(str(resources.files("empathos.prompts") / "templates"))
+
+
+def _read_yaml(path: Path) -> object:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"unreadable template: {exc}", file=path) from None
+
+
+def _check_language(language: str) -> None:
+    if language not in LANGUAGES:
+        raise ConfigError(
+            f"unknown language {language!r}; choose one of {list(LANGUAGES)}", field="language"
+        )
+
+
+@cache
+def load_template(role: str, language: str) -> PromptTemplate:
+    """The bundled template of ``role`` in ``language`` (validated, cached)."""
+    if role not in ROLES:
+        raise ConfigError(f"unknown role {role!r}; choose one of {list(ROLES)}", field="role")
+    _check_language(language)
+    path = templates_dir() / language / f"{role}.yaml"
+    try:
+        tpl = PromptTemplate.model_validate(_read_yaml(path))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(first["msg"], file=path, field=".".join(map(str, first["loc"]))) from None
+    used = {
+        m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(tpl.body)
+    } - {None}
+    if used != set(tpl.slots):
+        raise ConfigError(
+            f"body uses {sorted(x for x in used if x)} but declares {tpl.slots}",
+            file=path,
+            field="slots",
+        )
+    return tpl
+
+
+@cache
+def fragments(language: str) -> dict[str, str]:
+    """The small per-language phrases (labels, headings) the block renderers use."""
+    _check_language(language)
+    path = templates_dir() / language / "fragments.yaml"
+    data = _read_yaml(path)
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ConfigError("expected a mapping of strings", file=path)
+    return {str(k): v for k, v in data.items()}
+
+
+def render(role: str, language: str, **slots: str) -> RenderedPrompt:
+    """Fill the template of ``role`` in ``language``; every declared slot, and only those."""
+    tpl = load_template(role, language)
+    missing = sorted(set(tpl.slots) - set(slots))
+    extra = sorted(set(slots) - set(tpl.slots))
+    if missing or extra:
+        problem = "; ".join(
+            x
+            for x in (
+                f"missing slots {missing}" if missing else "",
+                f"unknown slots {extra}" if extra else "",
+            )
+            if x
+        )
+        raise ConfigError(problem, file=f"{language}/{role}.yaml", field=tpl.id)
+    text = string.Template(tpl.body).substitute(slots)
+    return RenderedPrompt(id=tpl.id, version=tpl.version, text=text.strip() + "\n")
