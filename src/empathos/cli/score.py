@@ -13,6 +13,7 @@ from empathos.bench.leaderboard import leaderboard
 from empathos.bench.replay import replay_loaded
 from empathos.epm import EPMConfig
 from empathos.errors import RecordError
+from empathos.examples import examples_dir
 from empathos.records import LoadedRecord, load_records
 from empathos.report import leaderboard_csv, leaderboard_json, leaderboard_table
 
@@ -43,12 +44,20 @@ class By(StrEnum):
 
 _TABLE_WIDTH = 200
 PathsArg = Annotated[
-    list[Path],
+    list[Path] | None,
     typer.Argument(
-        help="Record files, directories of them (one per model) or directories of those.",
+        help="Record files, directories of them (one per model) or directories of those. "
+        "Without any, the bundled example records are used.",
         show_default=False,
     ),
 ]
+
+
+def _paths_or_examples(paths: list[Path] | None) -> list[Path]:
+    if paths:
+        return paths
+    Console(stderr=True).print("no PATH given: using the bundled example records", markup=False)
+    return [examples_dir()]
 
 
 def _load(paths: list[Path], err: Console) -> tuple[list[LoadedRecord], list[RecordError]]:
@@ -106,19 +115,19 @@ def register(app: typer.Typer) -> None:
 
     @app.command("score")
     def score_cmd(
-        paths: PathsArg,
+        paths: PathsArg = None,
         preset: Annotated[Preset, typer.Option(help="EPM preset.")] = Preset.reference,
         fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
         by: Annotated[By, typer.Option(help="One row per model or per case.")] = By.model,
     ) -> None:
         """Print the EPM-Q leaderboard of record files (published EMPA results or ours)."""
-        code = _score(paths, preset, fmt, by)
+        code = _score(_paths_or_examples(paths), preset, fmt, by)
         if code:
             raise typer.Exit(code)
 
     @app.command("replay")
-    def replay_cmd(paths: PathsArg) -> None:
+    def replay_cmd(paths: PathsArg = None) -> None:
         """Re-run the EPM from stored P_0 and ratings; report dialogues that do not reproduce."""
-        code = _replay(paths)
+        code = _replay(_paths_or_examples(paths))
         if code:
             raise typer.Exit(code)

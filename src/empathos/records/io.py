@@ -108,6 +108,7 @@ def write_record(record: DialogueRecord, path: str | Path) -> Path:
             fh.write(record.model_dump_json(indent=1))
             fh.flush()
             os.fsync(fh.fileno())
+        Path(tmp).chmod(0o644)  # mkstemp creates 0600; records are meant to be shared
         Path(tmp).replace(p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
