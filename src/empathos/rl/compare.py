@@ -1,0 +1,184 @@
+"""Compare advantage estimators on the SIMULATED environment: same budget, same seeds.
+
+Each estimator trains one policy per seed with identical rollout budgets, persona streams,
+evaluation personas and policy initialisations (common random numbers), so differences come
+from the estimator. Results are a table with 95% intervals over seeds, learning-curve PNGs and
+a JSON with every curve. Every output is labelled as a simulation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+from scipy import stats as sps
+
+from empathos.rl.advantages import get_estimator
+from empathos.rl.sim import SIMULATION_LABEL
+from empathos.rl.trainer import TrainConfig, TrainResult, train
+
+__all__ = [
+    "METRICS",
+    "CompareConfig",
+    "MetricSummary",
+    "aggregate",
+    "interval",
+    "plot_curves",
+    "run_compare",
+    "write_outputs",
+]
+
+METRICS: dict[str, str] = {
+    "success": "final success rate",
+    "epmq": "EPM-Q-like score",
+    "final_distance": "final half-space distance",
+    "auc_success": "area under the success curve",
+}
+
+
+class CompareConfig(BaseModel):
+    """What to compare and with which budget."""
+
+    estimators: list[str] = Field(description="Registered estimator names, in table order")
+    seeds: int = Field(ge=1, description="Seeds per estimator (the same seeds for each)")
+    train: TrainConfig = Field(description="Training run settings (estimator is overridden)")
+
+
+class MetricSummary(BaseModel):
+    """Mean over seeds with a 95% t-interval and the seed-to-seed standard deviation."""
+
+    mean: float = Field(description="Mean over seeds")
+    low: float = Field(description="Lower end of the 95% interval (NaN with one seed)")
+    high: float = Field(description="Upper end of the 95% interval (NaN with one seed)")
+    std: float = Field(description="Seed-to-seed sample standard deviation (NaN with one seed)")
+
+
+def interval(values: Sequence[float]) -> MetricSummary:
+    """Mean, 95% t-interval and sample std of ``values`` (one per seed)."""
+    x = np.asarray(values, dtype=np.float64)
+    mean = float(x.mean())
+    if len(x) < 2:
+        return MetricSummary(mean=mean, low=math.nan, high=math.nan, std=math.nan)
+    sd = float(x.std(ddof=1))
+    half = float(sps.t.ppf(0.975, len(x) - 1)) * sd / math.sqrt(len(x))
+    return MetricSummary(mean=mean, low=mean - half, high=mean + half, std=sd)
+
+
+def _final_metrics(res: TrainResult) -> dict[str, float]:
+    steps = np.asarray(res.eval_steps, dtype=np.float64)
+    succ = np.asarray(res.eval["success"])
+    span = steps[-1] - steps[0]
+    area = np.sum(np.diff(steps) * (succ[1:] + succ[:-1]) / 2.0)
+    auc = float(area / span) if span > 0 else float(succ[-1])
+    return {
+        "success": res.eval["success"][-1],
+        "epmq": res.eval["epmq"][-1],
+        "final_distance": res.eval["final_distance"][-1],
+        "auc_success": auc,
+    }
+
+
+def aggregate(
+    runs: dict[str, list[TrainResult]], baseline: str | None = "grpo"
+) -> list[dict[str, Any]]:
+    """One table row per estimator: each metric summarised over seeds, plus the paired
+    difference in final success against ``baseline`` (same seeds) when it was run."""
+    finals = {name: [_final_metrics(r) for r in rs] for name, rs in runs.items()}
+    rows: list[dict[str, Any]] = []
+    for name, per_seed in finals.items():
+        row: dict[str, Any] = {"estimator": name, "seeds": len(per_seed)}
+        for metric in METRICS:
+            row[metric] = interval([m[metric] for m in per_seed]).model_dump()
+        if baseline in finals and name != baseline:
+            diff = [
+                a["success"] - b["success"] for a, b in zip(per_seed, finals[baseline], strict=True)
+            ]
+            row[f"success_minus_{baseline}"] = interval(diff).model_dump()
+        rows.append(row)
+    return rows
+
+
+def run_compare(
+    cfg: CompareConfig, on_step: Callable[[str, int, int], None] | None = None
+) -> dict[str, list[TrainResult]]:
+    """Train every estimator on every seed (0..seeds-1); ``on_step(name, seed, step)``."""
+    for name in cfg.estimators:
+        get_estimator(name)  # unknown names fail before any work, listing the valid ones
+    runs: dict[str, list[TrainResult]] = {}
+    for name in cfg.estimators:
+        tc = cfg.train.model_copy(update={"estimator": name})
+        for seed in range(cfg.seeds):
+
+            def step_cb(step: int, _n: str = name, _s: int = seed) -> None:
+                if on_step is not None:
+                    on_step(_n, _s, step)
+
+            runs.setdefault(name, []).append(train(tc, seed, step_cb))
+    return runs
+
+
+def plot_curves(runs: dict[str, list[TrainResult]], out: Path) -> list[Path]:
+    """Learning curves (mean over seeds with a 95% band): eval success, eval EPM-Q-like and
+    training-batch return per step. Returns the PNG paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths: list[Path] = []
+    panels = (
+        ("eval", "success", "success rate (held-out personas)"),
+        ("eval", "epmq", "EPM-Q-like score (held-out personas)"),
+        ("train", "return", "training batch: mean dialogue return"),
+    )
+    for source, key, label in panels:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        for name, rs in runs.items():
+            curves = np.array([getattr(r, source)[key] for r in rs])
+            x = np.asarray(rs[0].eval_steps if source == "eval" else range(1, curves.shape[1] + 1))
+            mean = curves.mean(axis=0)
+            ax.plot(x, mean, label=name)
+            if len(rs) > 1:
+                half = sps.t.ppf(0.975, len(rs) - 1) * curves.std(axis=0, ddof=1) / len(rs) ** 0.5
+                ax.fill_between(x, mean - half, mean + half, alpha=0.15)
+        ax.set_xlabel("policy update")
+        ax.set_ylabel(label)
+        ax.set_title(f"SIMULATION: {label}", fontsize=10)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = out / f"curve_{source}_{key}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def write_outputs(
+    cfg: CompareConfig, runs: dict[str, list[TrainResult]], table: list[dict[str, Any]], out: Path
+) -> list[Path]:
+    """Write ``compare.json`` (label, config, table, every curve) and the PNGs into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    curves = {
+        name: [
+            {"seed": s, "train": r.train, "eval_steps": r.eval_steps, "eval": r.eval}
+            for s, r in enumerate(rs)
+        ]
+        for name, rs in runs.items()
+    }
+    doc = {
+        "label": SIMULATION_LABEL,
+        "config": cfg.model_dump(mode="json"),
+        "metrics": METRICS,
+        "table": table,
+        "curves": curves,
+    }
+    path = out / "compare.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, allow_nan=True), encoding="utf-8")
+    tmp.replace(path)
+    return [path, *plot_curves(runs, out)]
