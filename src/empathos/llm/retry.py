@@ -156,7 +156,7 @@ async def run_with_retries(
     def before(_: RetryCallState) -> None:
         stats.attempts += 1
 
-    def after(_: RetryCallState) -> None:
+    def before_sleep(_: RetryCallState) -> None:
         stats.retries += 1
 
     retrying = AsyncRetrying(
@@ -164,7 +164,7 @@ async def run_with_retries(
         wait=_wait_for(policy),
         retry=retry_if_exception(_retryable),
         before=before,
-        after=after,
+        before_sleep=before_sleep,
         reraise=True,
     )
     return await retrying(attempt)

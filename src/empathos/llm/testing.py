@@ -1,0 +1,211 @@
+"""A loopback OpenAI-compatible server that misbehaves on purpose, for tests and benchmarks.
+
+:class:`FaultServer` speaks just enough HTTP/1.1 (keep-alive, Content-Length) to answer
+``POST .../chat/completions`` from its own thread and event loop. Queue what the next
+requests get with :meth:`FaultServer.script`; once the queue is empty every request gets
+:meth:`Step.ok` (a zero-latency reply, used by the benchmark). Steps: ``ok`` (text or a tool
+call), ``status`` (any HTTP status, headers and body), ``slow`` (sleep, then reply),
+``truncated`` (a body shorter than its Content-Length, then close), ``malformed`` (a body that
+is not JSON), ``drop`` (close without answering)::
+
+    with FaultServer() as server:
+        server.script(Step.status(500), Step.status(429, headers={"Retry-After": "0"}))
+        config = EndpointConfig(base_url=server.url, ...)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["FaultServer", "Step", "completion_body"]
+
+
+def completion_body(
+    content: str | None = "ok", tool: tuple[str, str] | None = None, model: str = "fault"
+) -> dict[str, Any]:
+    """A minimal chat.completion JSON body."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool is not None:
+        message["tool_calls"] = [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": tool[0], "arguments": tool[1]},
+            }
+        ]
+    return {
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+    }
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one request gets."""
+
+    action: str
+    code: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+    @staticmethod
+    def ok(content: str | None = "ok", tool: tuple[str, str] | None = None) -> Step:
+        """A successful completion with ``content`` (or a tool call ``(name, arguments)``)."""
+        return Step("reply", body=json.dumps(completion_body(content, tool)).encode())
+
+    @staticmethod
+    def status(code: int, body: str = "", headers: dict[str, str] | None = None) -> Step:
+        """Any HTTP status; the body defaults to an OpenAI-style error object."""
+        text = body or json.dumps({"error": {"message": f"fault {code}", "type": "fault"}})
+        return Step("reply", code=code, body=text.encode(), headers=headers or {})
+
+    @staticmethod
+    def slow(delay_s: float, content: str = "late") -> Step:
+        """Sleep ``delay_s`` and then reply."""
+        body = json.dumps(completion_body(content)).encode()
+        return Step("reply", body=body, delay_s=delay_s)
+
+    @staticmethod
+    def truncated() -> Step:
+        """Half of a valid body under the full Content-Length, then the connection closes."""
+        return Step("truncated", body=json.dumps(completion_body("cut")).encode())
+
+    @staticmethod
+    def malformed() -> Step:
+        """HTTP 200 with a body that is not JSON."""
+        return Step("reply", body=b'{"id": "x", "choices": [ {"message": ')
+
+    @staticmethod
+    def drop() -> Step:
+        """Close the connection without an answer."""
+        return Step("drop")
+
+
+class FaultServer:
+    """The server; a context manager that starts and stops its thread."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.port = 0
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._queue: deque[Step] = deque()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fault-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        """Base URL for the OpenAI client."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def script(self, *steps: Step) -> None:
+        """Queue the answers of the next requests (replacing what was queued)."""
+        with self._lock:
+            self._queue = deque(steps)
+
+    def _next(self) -> Step:
+        with self._lock:
+            return self._queue.popleft() if self._queue else Step.ok()
+
+    def __enter__(self) -> FaultServer:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fault server did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        loop = self._loop
+        if loop is not None:
+            loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        self._server = loop.run_until_complete(
+            asyncio.start_server(self._handle, self.host, 0, backlog=1024)
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            self._server.close()
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(asyncio.sleep(0.01))  # let the transports close
+            loop.close()
+
+    async def _read(self, reader: asyncio.StreamReader) -> dict[str, Any] | None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {}
+        for line in lines[1:]:
+            if ":" in line:
+                name, value = line.split(":", 1)
+                headers[name.strip().lower()] = value.strip()
+        body = await reader.readexactly(int(headers.get("content-length", "0")))
+        with self._lock:
+            self.headers.append(headers)
+            try:
+                self.requests.append(json.loads(body or b"{}"))
+            except ValueError:
+                self.requests.append({})
+        return headers
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while await self._read(reader) is not None:
+                if not await self._answer(writer):
+                    break
+        except (
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            asyncio.CancelledError,
+            ConnectionError,
+        ):
+            pass
+        finally:
+            writer.close()
+
+    async def _answer(self, writer: asyncio.StreamWriter) -> bool:
+        step = self._next()
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if step.delay_s:
+                await asyncio.sleep(step.delay_s)
+            if step.action == "drop":
+                return False
+            extra = "".join(f"{k}: {v}\r\n" for k, v in step.headers.items())
+            head = (
+                f"HTTP/1.1 {step.code} X\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(step.body)}\r\n{extra}\r\n"
+            ).encode()
+            if step.action == "truncated":
+                writer.write(head + step.body[: len(step.body) // 2])
+                await writer.drain()
+                return False
+            writer.write(head + step.body)
+            await writer.drain()
+            return True
+        finally:
+            self.in_flight -= 1
