@@ -116,7 +116,9 @@ def parse_priorities(block: str) -> dict[str, Any]:
         name_len = len(next(n for n, a in _PRIORITY_NAMES.items() if a is axis))
         segment = block[pos + name_len : starts[i + 1]].lstrip("：: ")
         match = _LEVEL_RE.match(segment)
-        rationale = re.sub(r"\s+", " ", segment).strip(" ;；>\n")
+        rationale = re.sub(r"\s+", " ", segment).strip(" ;；>。.\n")
+        if not rationale:  # an ordering ("C > A > P。...") shares one explanation
+            rationale = re.sub(r"\s+", " ", block).strip(" ：:\n")
         if match:
             level = _LEVEL_WORDS[match.group(1)]
         else:
