@@ -136,7 +136,7 @@ def test_priority_ordering_form(make_scenario: Any) -> None:
 def test_iedr_must_name_all_nine_levels(make_scenario: Any) -> None:
     data = make_scenario()
     del data["iedr"]["P.3"]
-    with pytest.raises(ScenarioError, match="P.3"):
+    with pytest.raises(ScenarioError, match=r"P\.3"):
         parse_scenario(data, "x.yaml")
     data = make_scenario()
     data["iedr"]["A.2"] = 4
