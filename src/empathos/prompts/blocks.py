@@ -201,8 +201,8 @@ def memories(
     lines = []
     for period in dict.fromkeys(periods):
         mark = f" {_f(language, 'memory.new')}" if period == newest else ""
-        label = _f(language, f"period.{period}")
-        lines.append(f"- {label}{_sep(language)}{_memory_text(scenario, period)}{mark}")
+        text = _memory_text(scenario, period)
+        lines.append(f"- {_f(language, f'period.{period}')}{_sep(language)}{text}{mark}")
     return "\n".join(lines)
 
 

@@ -1,0 +1,163 @@
+"""Role builders: what each role sees, in both languages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from empathos.errors import ConfigError
+from empathos.prompts import (
+    director_prompt,
+    judge_iedr_prompt,
+    judge_mdep_prompt,
+    model_under_test_prompt,
+    user_prompt,
+)
+from empathos.prompts.blocks import Turn, condensed_profile, persona_card
+from empathos.prompts.judge_forms import IEDR_KEYS, MDEP_KEYS
+from empathos.scenarios import Scenario, load_builtin, load_scenarios
+
+HISTORY: list[Turn] = [
+    ("user", "FIRST-USER-LINE"),
+    ("model", "FIRST-MODEL-LINE"),
+    ("user", "SECOND-USER-LINE"),
+    ("model", "SECOND-MODEL-LINE"),
+]
+
+
+@pytest.fixture(scope="module")
+def by_language() -> dict[str, Scenario]:
+    scenarios = load_builtin().scenarios
+    return {lang: next(s for s in scenarios if s.labels.language == lang) for lang in ("en", "zh")}
+
+
+def _hidden_texts(scenario: Scenario, released: set[int]) -> list[str]:
+    """Story text the user agent must not see yet (a short title that the persona card itself
+    happens to contain, such as a place from its childhood, is no leak)."""
+    card = persona_card(scenario, scenario.labels.language)
+    out = [scenario.story.outcome, scenario.story.interlude]
+    for i, stage in enumerate(scenario.story.stages, start=1):
+        if i not in released:
+            out += [stage.content] + ([stage.title] if stage.title not in card else [])
+    return out
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_role_renders(by_language: dict[str, Scenario], language: str) -> None:
+    s = by_language[language]
+    outs = [
+        user_prompt(s, released_stages=[1], newest_stage=1, history=HISTORY, guidance="G-NOTE"),
+        director_prompt(
+            s,
+            state="STATE-PACKET",
+            released_stages=[1],
+            history=HISTORY,
+            turn=3,
+            min_turns=12,
+            max_turns=45,
+        ),
+        judge_iedr_prompt(s),
+        judge_mdep_prompt(s, history=HISTORY, window=HISTORY[-1:], k=1),
+        model_under_test_prompt("default", language),
+    ]
+    for out in outs:
+        assert out is not None
+        assert out.id.endswith(f".{language}") and out.version
+        assert len(out.text) > 200
+    user, director, iedr, mdep, _ = outs
+    assert "G-NOTE" in user.text and "FIRST-MODEL-LINE" in user.text
+    assert "STATE-PACKET" in director.text and "45" in director.text
+    assert all(key in iedr.text for key in IEDR_KEYS)
+    assert all(key in mdep.text for key in MDEP_KEYS)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_user_never_sees_unreleased_stages(by_language: dict[str, Scenario], language: str) -> None:
+    s = by_language[language]
+    text = user_prompt(s, released_stages=[1], newest_stage=1, history=HISTORY).text
+    assert s.story.stages[0].content in text
+    for hidden in _hidden_texts(s, {1}):
+        assert hidden not in text
+    nothing = user_prompt(s).text
+    for hidden in _hidden_texts(s, set()):
+        assert hidden not in nothing
+    both = user_prompt(s, released_stages=[2, 1]).text
+    assert s.story.stages[1].content in both and s.story.stages[2].content not in both
+
+
+def test_user_sees_itself_as_me(by_language: dict[str, Scenario]) -> None:
+    text = user_prompt(by_language["en"], history=HISTORY).text
+    assert "me: FIRST-USER-LINE" in text and "stranger: FIRST-MODEL-LINE" in text
+    zh = user_prompt(by_language["zh"], history=HISTORY).text
+    assert "我：FIRST-USER-LINE" in zh and "网友：FIRST-MODEL-LINE" in zh
+
+
+def test_user_memories_only_released(by_language: dict[str, Scenario]) -> None:
+    s = by_language["en"]
+    text = user_prompt(s, memories=["adolescence"], newest_memory="adolescence").text
+    assert s.persona.experience.adolescence in text
+    assert "just came back to you" in text
+    with pytest.raises(ValueError, match="period"):
+        user_prompt(s, memories=["infancy"])
+    with pytest.raises(ValueError, match="out of range"):
+        user_prompt(s, released_stages=[5])
+
+
+def test_director_sees_everything_with_status(by_language: dict[str, Scenario]) -> None:
+    s = by_language["en"]
+    text = director_prompt(
+        s,
+        state="S",
+        released_stages=[1, 2],
+        memories=["childhood"],
+        history=HISTORY,
+        turn=5,
+        min_turns=12,
+        max_turns=45,
+    ).text
+    for stage in s.story.stages:
+        assert stage.content in text
+    assert text.count("[released]") == 3 and text.count("[not yet released]") == 5
+    assert s.story.outcome in text and s.story.interlude in text
+
+
+def test_judge_mdep_separates_window_from_history(by_language: dict[str, Scenario]) -> None:
+    s = by_language["en"]
+    text = judge_mdep_prompt(s, history=HISTORY, window=HISTORY[2:], k=2).text
+    history_part, window_part = text.split("# The window to rate", 1)
+    assert "FIRST-MODEL-LINE" in history_part
+    assert "FIRST-MODEL-LINE" not in window_part.split("# Indicators", 1)[0]
+    assert "SECOND-MODEL-LINE" in window_part
+    assert condensed_profile(s, "en") in text
+    assert "last 2 turn(s)" in text
+
+
+def test_published_card_is_used_verbatim(empa_sample: Path) -> None:
+    s = load_scenarios(empa_sample).scenarios[0]
+    assert s.raw_persona_prompt is not None
+    text = user_prompt(s, released_stages=[1], newest_stage=1).text
+    assert s.raw_persona_prompt.strip() in text
+    for hidden in _hidden_texts(s, {1}):
+        assert hidden not in text
+    profile = condensed_profile(s, "zh")
+    assert s.persona.identity.name in profile and s.persona.experience.growth_arc in profile
+
+
+def test_model_under_test_modes(tmp_path: Path) -> None:
+    default = model_under_test_prompt("default", "en")
+    assert default is not None and default.id == "model_under_test.en"
+    assert model_under_test_prompt("none", "en") is None
+    custom = tmp_path / "mine.txt"
+    custom.write_text("Be brief and kind.", encoding="utf-8")
+    first = model_under_test_prompt(custom, "en")
+    assert first is not None
+    assert (first.id, first.text) == ("custom:mine.txt", "Be brief and kind.")
+    custom.write_text("Be brief and very kind.", encoding="utf-8")
+    second = model_under_test_prompt(str(custom), "zh")
+    assert second is not None and second.version != first.version
+    with pytest.raises(ConfigError, match="cannot read"):
+        model_under_test_prompt(tmp_path / "absent.txt", "en")
+    (tmp_path / "blank.txt").write_text("  \n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="empty"):
+        model_under_test_prompt(tmp_path / "blank.txt", "en")
