@@ -68,8 +68,11 @@ _RANKS = (PriorityLevel.HIGH, PriorityLevel.MEDIUM, PriorityLevel.LOW)
 
 def is_published_layout(path: Path) -> bool:
     """True when ``path`` is a directory in the published EMPA layout."""
-    return path.is_dir() and (
-        (path / "character_stories.json").is_file() or (path / "cases").is_dir()
+    if not path.is_dir():
+        return False
+    cases = path / "cases"
+    return (path / "character_stories.json").is_file() or (
+        cases.is_dir() and any(cases.glob("script_*.md"))
     )
 
 
