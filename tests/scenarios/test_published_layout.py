@@ -143,3 +143,25 @@ def test_broken_copy_reports_each_problem(empa_sample: Path, tmp_path: Path) -> 
     assert set(problems) == {no_story, no_threshold.stem}
     assert "story" in problems[no_story].problem
     assert "empathy_threshold" in problems[no_threshold.stem].problem
+
+
+def test_layout_without_cards_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "character_stories.json").write_text("[]", encoding="utf-8")
+    result = load_scenarios(tmp_path)
+    assert result.scenarios == []
+    assert [e.problem for e in result.errors] == ["no persona cards (*.md) found"]
+
+
+def test_unknown_metadata_label_is_reported(empa_sample: Path, tmp_path: Path) -> None:
+    root = tmp_path / "layout"
+    shutil.copytree(empa_sample / "cases", root / "cases")
+    shutil.copy(empa_sample / "character_stories.json", root / "character_stories.json")
+    meta = json.loads((empa_sample / "case_metadata.json").read_text(encoding="utf-8"))
+    first = meta["sampled_cases"][0]
+    first["category"] = "unheard-of"
+    (root / "case_metadata.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    result = load_scenarios(root)
+    assert len(result.scenarios) == 29
+    [err] = result.errors
+    assert err.file == str(root / "case_metadata.json")
+    assert err.field == f"{first['script_id']}.category" and "unheard-of" in err.problem

@@ -285,10 +285,13 @@ def load_published(root: Path) -> tuple[list[Scenario], list[ScenarioError]]:
     )
     cards_dir = root / "cases" if (root / "cases").is_dir() else root
     scenarios: list[Scenario] = []
-    for card_path in sorted(cards_dir.glob("*.md")):
+    cards = sorted(cards_dir.glob("*.md"))
+    if not cards:
+        errors.append(ScenarioError("no persona cards (*.md) found", file=cards_dir))
+    for card_path in cards:
         sid = card_path.stem
         try:
-            scenarios.append(_one_case(card_path, stories, meta, official))
+            scenarios.append(_one_case(card_path, stories, (meta, root), official))
         except ScenarioError as exc:
             errors.append(exc)
         except ValidationError as exc:
@@ -301,10 +304,11 @@ def load_published(root: Path) -> tuple[list[Scenario], list[ScenarioError]]:
 def _one_case(
     card_path: Path,
     stories: dict[str, dict[str, Any]],
-    meta: dict[str, dict[str, Any]],
+    meta_at: tuple[dict[str, dict[str, Any]], Path],
     official: set[str],
 ) -> Scenario:
     sid = card_path.stem
+    meta, root = meta_at
     try:
         text = card_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -315,7 +319,7 @@ def _one_case(
         "id": sid,
         "persona": parse_card(text),
         "story": stories[sid],
-        "labels": _labels(meta.get(sid, {}), card_path.parent.parent / "case_metadata.json"),
+        "labels": _labels(meta.get(sid, {}), root / "case_metadata.json"),
         "raw_persona_prompt": text,
         "source": {
             "kind": "published",
