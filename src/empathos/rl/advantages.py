@@ -28,12 +28,17 @@ from empathos.rl.returns import PreparedTurns, discounted_returns, prepare_turns
 
 __all__ = [
     "Estimator",
+    "batch_only",
     "compute_advantages",
     "estimator_names",
     "get_estimator",
     "group_keys",
+    "grpo",
+    "mapo_dialogue",
     "normalise_groups",
     "register_estimator",
+    "reinforce_pp",
+    "turn_only",
 ]
 
 Estimator: TypeAlias = Callable[[TurnBatch, AdvantageConfig], AdvantageResult]
