@@ -45,56 +45,60 @@ def _negative_keys(rubric: Rubric) -> frozenset[str]:
     return _NEG_KEYS[key]
 
 
+def _level_sums(rec: DialogueRecord) -> tuple[int, int]:
+    """(sum of every rated level, sum of |level| of negative indicators) over scored points."""
+    neg = _negative_keys(rec.rubric)
+    total = absneg = 0
+    for ev in rec.evaluations:
+        if not ev.scored:
+            continue
+        for key, rating in ev.ratings.items():
+            lv = rating.level
+            if lv is not None:
+                total += lv
+                if key in neg:
+                    absneg += abs(lv)
+    return total, absneg
+
+
 def records_to_batch(records: Sequence[DialogueRecord]) -> TrajectoryBatch:
-    """Padded arrays of the scored points of N records (see :class:`TrajectoryBatch`)."""
+    """Padded arrays of the scored points of N records (see :class:`TrajectoryBatch`).
+
+    Points of all records are gathered into flat lists first and converted once; padding
+    repeats each record's last point through an index gather.
+    """
     n = len(records)
-    paths: list[list[tuple[float, ...]]] = []
-    dEs: list[list[float]] = []
-    aligns: list[list[float]] = []
-    level_sum = np.zeros(n)
-    neg_sum = np.zeros(n)
+    flat_P: list[tuple[float, ...]] = []
+    flat_dE: list[float] = []
+    flat_al: list[float] = []
+    lengths = np.zeros(n, dtype=np.int64)
+    sums = np.zeros((n, 2))
     for i, rec in enumerate(records):
-        neg = _negative_keys(rec.rubric)
-        pts, de, al = [rec.initial_state.P], [0.0], [0.0]
-        ls = ns = 0
-        for ev in rec.evaluations:
-            if not ev.scored:
-                continue
-            st = ev.state
-            pts.append(st.P)
-            de.append(st.delta_E or 0.0)
-            al.append(st.alignment or 0.0)
-            for key, rating in ev.ratings.items():
-                if rating.level is not None:
-                    ls += rating.level
-                    if key in neg:
-                        ns += abs(rating.level)
-        paths.append(pts)
-        dEs.append(de)
-        aligns.append(al)
-        level_sum[i], neg_sum[i] = ls, ns
-    width = max((len(p) for p in paths), default=1)
-    dim = len(paths[0][0]) if paths else 3
-    P = np.zeros((n, width, dim))
-    dE = np.zeros((n, width))
-    al_arr = np.zeros((n, width))
-    mask = np.zeros((n, width), dtype=bool)
-    for i, pts in enumerate(paths):
-        k = len(pts)
-        P[i, :k] = pts
-        P[i, k:] = pts[-1]
-        dE[i, :k] = dEs[i]
-        al_arr[i, :k] = aligns[i]
-        mask[i, :k] = True
+        states = [ev.state for ev in rec.evaluations if ev.scored]
+        flat_P.append(rec.initial_state.P)
+        flat_P.extend([st.P for st in states])
+        flat_dE.append(0.0)
+        flat_dE.extend([st.delta_E or 0.0 for st in states])
+        flat_al.append(0.0)
+        flat_al.extend([st.alignment or 0.0 for st in states])
+        lengths[i] = len(states) + 1
+        sums[i] = _level_sums(rec)
+    width = int(lengths.max()) if n else 1
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if n else np.zeros(0, np.int64)
+    cols = np.arange(width)[None, :]
+    gather = offsets[:, None] + np.minimum(cols, lengths[:, None] - 1)
+    mask = cols < lengths[:, None]
+    P_flat = np.asarray(flat_P, dtype=np.float64).reshape(len(flat_P), -1)
+    dim = P_flat.shape[1] if n else 3
     return TrajectoryBatch(
-        P=P,
-        delta_E=dE,
-        alignment=al_arr,
+        P=P_flat[gather] if n else np.zeros((0, 1, dim)),
+        delta_E=np.asarray(flat_dE)[gather] * mask if n else np.zeros((0, 1)),
+        alignment=np.asarray(flat_al)[gather] * mask if n else np.zeros((0, 1)),
         mask=mask,
         E_total=np.asarray([_final_energy(r) for r in records], dtype=np.float64),
         turns=np.asarray([r.total_turns for r in records], dtype=np.float64),
-        level_sum=level_sum,
-        neg_level_sum=neg_sum,
+        level_sum=sums[:, 0],
+        neg_level_sum=sums[:, 1],
     )
 
 
@@ -102,13 +106,24 @@ def _final_energy(rec: DialogueRecord) -> float:
     return rec.evaluations[-1].state.E_total if rec.evaluations else rec.initial_state.E_total
 
 
+_BOOTSTRAP_MAX_N = 2000
+
+
 def bootstrap_ci(
     values: np.ndarray, *, resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float] | None:
-    """95% percentile bootstrap interval of the mean over cases (None for < 2 values)."""
+    """95% interval of the mean over cases (None for < 2 values).
+
+    A percentile bootstrap (fixed seed, so reruns agree) up to 2,000 cases; above that the
+    bootstrap distribution of a mean is normal to plotting accuracy, so mean +- 1.96 SE is
+    used instead of resampling millions of values.
+    """
     v = np.asarray(values, dtype=np.float64)
     if v.size < 2:
         return None
+    if v.size > _BOOTSTRAP_MAX_N:
+        half = 1.96 * float(v.std(ddof=1)) / float(np.sqrt(v.size))
+        return float(v.mean()) - half, float(v.mean()) + half
     rng = np.random.default_rng(seed)
     means = v[rng.integers(0, v.size, size=(resamples, v.size))].mean(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5])
