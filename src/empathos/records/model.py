@@ -74,6 +74,13 @@ class DirectorAction(_Model):
     turn: int = Field(ge=0, description="Turn the action belongs to.")
     action: str = Field(description="Action kind, e.g. 'guidance', 'reveal', 'stop'.")
     detail: str = Field(default="", description="Text of the action.")
+    source: Literal["model", "rules"] | None = Field(
+        default=None, description="Chosen by the director model or by the rule-based fallback."
+    )
+    honoured: bool = Field(
+        default=True, description="False when the action was ignored (an early end request)."
+    )
+    note: str = Field(default="", description="Why the rules stood in, when they did.")
 
 
 class Turn(_Model):

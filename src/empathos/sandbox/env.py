@@ -1,0 +1,424 @@
+"""The EMPA environment: ``reset(scenario, seed)`` and ``step(reply)`` (SANDBOX_SPEC section 4).
+
+The turn loop of :func:`empathos.sandbox.run_dialogue` is this environment driven by the
+model-under-test agent (:meth:`EmpathyEnv.step_agent`); RL code calls :meth:`EmpathyEnv.step`
+with the policy's reply. Both go through the same ``_advance``. Per turn, in order: the
+reply closes turn t; every K turns (and at max_turns) the judge rates the window and the EPM
+steps; termination is checked; the director acts; the user agent writes turn t+1's line.
+
+Pure asyncio: no threads, no events; many environments run concurrently in one loop.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from empathos.epm import (
+    EPMPoint,
+    EPMState,
+    Termination,
+    TerminationKind,
+    check_termination,
+    init_state,
+    step,
+    step_unscored,
+    victory,
+)
+from empathos.errors import ConfigError, InputError
+from empathos.llm import Message
+from empathos.prompts import RenderedPrompt, model_under_test_prompt
+from empathos.prompts.director_tools import (
+    AdjustFocus,
+    ContinueAction,
+    EndConversation,
+    IntroduceTurningPoint,
+    RevealMemory,
+    RevealStoryStage,
+)
+from empathos.records import (
+    DialogueRecord,
+    DirectorAction,
+    Evaluation,
+    IndicatorRating,
+    InitialDeficit,
+)
+from empathos.rubric import EMPATHY_RUBRIC, action_vector, p0_from_iedr
+from empathos.sandbox.agents import (
+    Agent,
+    DirectorAgent,
+    DirectorDecision,
+    Failure,
+    JudgeAgent,
+    Ratings,
+    UserAgent,
+)
+from empathos.sandbox.config import Roles, SandboxConfig
+from empathos.sandbox.events import DialogueObserver, TurnEvent
+from empathos.sandbox.state import (
+    DialogueState,
+    StatePacket,
+    TestedView,
+    director_view,
+    judge_view,
+    state_packet,
+    tested_view,
+    user_view,
+)
+from empathos.scenarios import Scenario
+
+__all__ = ["EmpathyEnv", "EnvStep", "StepInfo"]
+
+
+class StepInfo(BaseModel):
+    """What :meth:`EmpathyEnv.step` reports besides the observation and reward."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    turn: int = Field(description="The turn the reply closed.")
+    evaluated: bool = Field(description="The judge rated a window at this turn.")
+    scored: bool | None = Field(description="The evaluation was scored (None: no evaluation).")
+    reward_valid: bool = Field(
+        description="False when the evaluation was unscored: the reward is NaN, not a value."
+    )
+    unscored_reason: str | None = Field(description="Why the evaluation is unscored.")
+    ratings: Ratings = Field(description="The judge's ratings at this turn (empty if none).")
+    packet: StatePacket | None = Field(description="The EPM state packet after this turn.")
+    termination: Termination | None = Field(description="How the dialogue ended, if it did.")
+    director_action: str | None = Field(description="The director's action at this turn.")
+
+
+class EnvStep(NamedTuple):
+    """``(observation, reward, done, info)``. Reward: see :class:`EmpathyEnv`."""
+
+    observation: list[Message]
+    reward: float
+    done: bool
+    info: StepInfo
+
+
+class EmpathyEnv:
+    """One dialogue as an environment. Reward per step (``config.reward``):
+
+    - ``distance`` (default): d(P_{t-1}) - d(P_t), the decrease of the half-space distance;
+    - ``delta_e``: the energy increment delta_E_t.
+
+    A turn without an evaluation (K > 1) gets 0.0: the state did not move. An unscored
+    evaluation gets NaN with ``info.reward_valid`` false, never a silent 0.
+    """
+
+    def __init__(
+        self,
+        roles: Roles,
+        config: SandboxConfig | None = None,
+        *,
+        model_name: str = "policy",
+        observer: DialogueObserver | None = None,
+    ) -> None:
+        self.config = config or SandboxConfig()
+        self.epm_config = self.config.epm()
+        if self.config.director == "model" and roles.director is None:
+            raise ConfigError("the director is 'model' but no director model is given",
+                              field="roles.director")  # fmt: skip
+        self.roles = roles
+        self.model_name = model_name
+        self.observer = observer
+        self.user = UserAgent(roles.user)
+        self.judge = JudgeAgent(roles.judge)
+        director = roles.director if self.config.director == "model" else None
+        self.director = DirectorAgent(director, reveal_every=self.config.reveal_every)
+        self.system_prompt: RenderedPrompt | None = None
+        self._state: DialogueState | None = None
+        self._last_eval = 0
+        self._seen_calls = 0
+        self._seed = 0
+        self._started = ""
+
+    # -- public API -------------------------------------------------------------------------
+    @property
+    def state(self) -> DialogueState:
+        """The current (frozen) dialogue state."""
+        if self._state is None:
+            raise RuntimeError("call reset() first")
+        return self._state
+
+    @property
+    def done(self) -> bool:
+        """Whether the dialogue has ended."""
+        return self._state is not None and self._state.termination is not None
+
+    def observation(self) -> list[Message]:
+        """The messages the policy sees: its system prompt (if any) and the chat."""
+        return list(tested_view(self.state, self.system_prompt).messages)
+
+    def tested_view(self) -> TestedView:
+        """The model under test's view of the current state."""
+        return tested_view(self.state, self.system_prompt)
+
+    async def reset(self, scenario: Scenario, seed: int = 0) -> list[Message]:
+        """Start a dialogue: P_0 (stored, else the judge's IEDR) and turn 1's user line."""
+        language = self.config.language or scenario.labels.language
+        self.system_prompt = model_under_test_prompt(self.config.system_prompt, language)
+        self._seed, self._last_eval, self._seen_calls = seed, 0, 0
+        self._started = datetime.now(UTC).isoformat()
+        state = DialogueState(scenario=scenario, language=language, epm_config=self.epm_config)
+        iedr, state = await self._initial_deficit(state)
+        if iedr is None:
+            self._state = state
+            self._emit()
+            return self.observation()
+        state = replace(state, iedr=iedr, epm=init_state(iedr.P0, self.epm_config))
+        self._state = await self._next_user_line(state)
+        if self.done:
+            self._emit()
+        return self.observation()
+
+    async def step(self, reply: str) -> EnvStep:
+        """Close the current turn with ``reply`` (the policy's) and run the rest of the turn."""
+        return await self._advance(self._open_state(), reply)
+
+    async def step_agent(self, agent: Agent[TestedView, str]) -> EnvStep:
+        """Like :meth:`step`, the reply coming from ``agent`` (the model under test)."""
+        state = self._open_state()
+        out, state = await agent.act(tested_view(state, self.system_prompt), state)
+        if isinstance(out, Failure):
+            self._state = state
+            self.abort(out.reason)
+            info = _info(self.state, None, None, None).model_copy(update={"reward_valid": False})
+            return self._result(math.nan, info)
+        return await self._advance(state, out)
+
+    def abort(self, reason: str) -> None:
+        """End the dialogue as ``error`` with ``reason`` (no-op when it has ended)."""
+        if self._state is None or self.done:
+            return
+        term = Termination(kind=TerminationKind.ERROR, turn=self._state.turn, reason=reason)
+        self._state = self._state.ended(term)
+        self._emit()
+
+    def record(self) -> DialogueRecord:
+        """The dialogue record of the current state (complete once ``done``)."""
+        s = self.state
+        term = s.termination or Termination(
+            kind=TerminationKind.ERROR, turn=s.turn, reason="the dialogue did not finish"
+        )
+        iedr = s.iedr or InitialDeficit(ratings={}, P0=(0.0,) * EMPATHY_RUBRIC.dim)
+        epm = s.epm or init_state(iedr.P0, self.epm_config)
+        prompt = self.system_prompt
+        return DialogueRecord(
+            scenario_id=s.scenario.id,
+            scenario_hash=s.scenario.scenario_hash(),
+            model=self.model_name,
+            roles={k: v for k, v in self.roles.names().items() if k != "tested"},
+            epm_config=self.epm_config,
+            iedr=iedr,
+            initial_state=epm.points[0],
+            turns=list(s.turns),
+            evaluations=list(s.evaluations),
+            director=list(s.director),
+            model_calls=list(s.calls),
+            total_turns=term.turn,
+            termination=term,
+            success=term.kind.is_success,
+            n_unscored=epm.n_unscored,
+            created_at=self._started or None,
+            metadata={
+                "language": s.language,
+                "seed": self._seed,
+                "system_prompt": None
+                if prompt is None
+                else {"id": prompt.id, "version": prompt.version},
+                "sandbox_config": self.config.model_dump(mode="json"),
+                "p0_source": "unknown" if s.iedr is None else _p0_source(s),
+            },
+        )
+
+    # -- the turn ---------------------------------------------------------------------------
+    def _open_state(self) -> DialogueState:
+        if self.done:
+            raise RuntimeError("the dialogue has ended; call reset() to start another")
+        return self.state
+
+    async def _initial_deficit(
+        self, state: DialogueState
+    ) -> tuple[InitialDeficit | None, DialogueState]:
+        scenario = state.scenario
+        p0 = scenario.initial_state()
+        if p0 is not None:
+            stored = {
+                k: IndicatorRating(level=v, reasoning="stored IEDR")
+                for k, v in (scenario.iedr or {}).items()
+            }
+            return InitialDeficit(ratings=stored, P0=tuple(p0)), state
+        out, state = await self.judge.act(judge_view(state, "iedr"), state)
+        if isinstance(out, Failure):
+            reason = f"no initial deficit: {out.reason}"
+            return None, state.ended(Termination(kind=TerminationKind.ERROR, turn=0, reason=reason))
+        vec = p0_from_iedr({k: r.level for k, r in out.items()}, EMPATHY_RUBRIC)
+        return InitialDeficit(ratings=out, P0=tuple(vec.tolist())), state
+
+    async def _next_user_line(self, state: DialogueState) -> DialogueState:
+        if state.turn == 0 and self.config.open_with_topic:
+            return state.with_user_line(state.scenario.persona.topic)
+        out, state = await self.user.act(user_view(state), state)
+        if isinstance(out, Failure):
+            return state.ended(Termination(kind=TerminationKind.ERROR, turn=state.turn,
+                                           reason=out.reason))  # fmt: skip
+        return state.with_user_line(out)
+
+    async def _advance(self, state: DialogueState, reply: str) -> EnvStep:
+        cfg = self.epm_config
+        state = state.with_reply(reply)
+        t = state.turn
+        reward, term, ratings, reason, scored = 0.0, None, None, None, None
+        if t % cfg.eval_every == 0 or t >= cfg.max_turns:
+            out, state = await self.judge.act(
+                judge_view(state, "mdep", since=self._last_eval), state
+            )
+            self._last_eval = t
+            before = _epm(state).last
+            state, reason = _apply_evaluation(state, out, t)
+            ratings, scored = (None if reason else out), reason is None
+            reward = self._reward(before, _epm(state)) if scored else math.nan
+            term = check_termination(_epm(state), cfg)
+        action = None
+        if term is None:
+            decision, state = await self.director.act(director_view(state), state)
+            state, term = _apply_director(state, decision)
+            action = state.director[-1].action if state.director else None
+        if term is None and t >= cfg.max_turns:  # only reachable if max_turns is not evaluated
+            term = Termination(kind=TerminationKind.TIMEOUT, turn=t, reason="max_turns reached")
+        state = state.ended(term) if term is not None else await self._next_user_line(state)
+        self._state = state
+        self._emit()
+        info = _info(state, ratings if isinstance(ratings, dict) else None, reason, action)
+        return self._result(reward, info.model_copy(update={"evaluated": scored is not None,
+                                                             "scored": scored}))  # fmt: skip
+
+    def _reward(self, before: EPMPoint, after: EPMState) -> float:
+        last = after.last
+        if self.config.reward == "delta_e":
+            return float(last.delta_E or 0.0)
+        return float(before.distance - last.distance)
+
+    def _result(self, reward: float, info: StepInfo) -> EnvStep:
+        return EnvStep(self.observation(), reward, self.done, info)
+
+    def _emit(self) -> None:
+        if self.observer is None or self._state is None:
+            return
+        s = self._state
+        new = s.calls[self._seen_calls :]
+        self._seen_calls = len(s.calls)
+        self.observer(
+            TurnEvent(
+                scenario_id=s.scenario.id,
+                turn=s.termination.turn if s.termination else max(s.turn - 1, 0),
+                done=s.termination is not None,
+                termination=s.termination.kind if s.termination else None,
+                n_calls=len(new),
+                input_tokens=sum(c.prompt_tokens or 0 for c in new),
+                output_tokens=sum(c.completion_tokens or 0 for c in new),
+                cost_usd=sum(c.cost_usd or 0.0 for c in new),
+            )
+        )
+
+
+# -- pure helpers ---------------------------------------------------------------------------
+def _epm(state: DialogueState) -> EPMState:
+    if state.epm is None:
+        raise RuntimeError("the EPM state is not initialised")
+    return state.epm
+
+
+def _p0_source(state: DialogueState) -> str:
+    return "stored" if state.scenario.initial_state() is not None else "judge_iedr"
+
+
+def _apply_evaluation(
+    state: DialogueState, out: Ratings | Failure, t: int
+) -> tuple[DialogueState, str | None]:
+    """Step the EPM with the judge's ratings (or record an unscored evaluation)."""
+    cfg, epm = state.epm_config, _epm(state)
+    reason = out.reason if isinstance(out, Failure) else None
+    vec = None
+    if not isinstance(out, Failure):
+        try:
+            vec = action_vector({k: r.level for k, r in out.items()}, EMPATHY_RUBRIC)
+        except InputError as exc:
+            reason = f"judge ratings unusable: {exc.line()}"
+    if vec is None:
+        epm = step_unscored(epm, cfg, turn=t)
+        ev = Evaluation(turn=t, scored=False, unscored_reason=reason, state=epm.last)
+    else:
+        epm = step(epm, vec.tolist(), cfg, turn=t)
+        ev = Evaluation(turn=t, scored=True, ratings=dict(out), state=epm.last)  # type: ignore[arg-type]
+    return replace(state, epm=epm, evaluations=(*state.evaluations, ev)), reason
+
+
+def victory_now(state: DialogueState) -> TerminationKind | None:
+    """The victory kind that holds at the current turn (the latest evaluation's state)."""
+    epm = _epm(state)
+    moved = epm.last.model_copy(update={"turn": state.turn})
+    return victory(replace(epm, points=(*epm.points[:-1], moved)), state.epm_config)
+
+
+def _apply_director(
+    state: DialogueState, decision: DirectorDecision | Failure
+) -> tuple[DialogueState, Termination | None]:
+    """Apply the director's action: releases, guidance, or an (honoured or ignored) stop."""
+    t = state.turn
+    if isinstance(decision, Failure):  # DirectorAgent never fails, but keep the type honest
+        entry = DirectorAction(turn=t, action="none", detail=decision.reason, honoured=False)
+        return replace(state, director=(*state.director, entry), guidance=None), None
+    a = decision.action
+    term = None
+    honoured = True
+    update: dict[str, object] = {"newest_stage": None, "newest_memory": None, "guidance": None}
+    if isinstance(a, EndConversation):
+        if victory_now(state) is not None:
+            term = Termination(kind=TerminationKind.DIRECTOR_STOP, turn=t, reason=a.reason)
+        else:
+            honoured = False
+    elif isinstance(a, RevealStoryStage | IntroduceTurningPoint):
+        if a.stage is not None and a.stage <= len(state.scenario.story.stages):
+            released = tuple(dict.fromkeys((*state.released_stages, a.stage)))
+            update |= {"released_stages": released, "newest_stage": a.stage}
+        update["guidance"] = a.guidance
+    elif isinstance(a, RevealMemory):
+        memories = tuple(dict.fromkeys((*state.memories, a.period)))
+        update |= {"memories": memories, "newest_memory": a.period, "guidance": a.guidance or None}
+    elif isinstance(a, AdjustFocus):
+        update["guidance"] = a.guidance
+    elif isinstance(a, ContinueAction):
+        update["guidance"] = a.focus or None
+    entry = DirectorAction(
+        turn=t,
+        action=a.action,
+        detail=a.model_dump_json(exclude={"action"}),
+        source=decision.source,
+        honoured=honoured,
+        note=decision.note,
+    )
+    state = replace(state, director=(*state.director, entry), **update)  # type: ignore[arg-type]
+    return state, term
+
+
+def _info(
+    state: DialogueState, ratings: Ratings | None, reason: str | None, action: str | None
+) -> StepInfo:
+    return StepInfo(
+        turn=state.turn,
+        evaluated=False,
+        scored=None,
+        reward_valid=reason is None,
+        unscored_reason=reason,
+        ratings=ratings or {},
+        packet=state_packet(state) if state.epm is not None else None,
+        termination=state.termination,
+        director_action=action,
+    )
