@@ -1,0 +1,209 @@
+"""The run manifest (``manifest.json``): what a run directory was made with, without secrets.
+
+It records the resolved config (endpoints name their key's environment variable, never the
+key; addresses lose any user:password and query string), the fingerprint that decides
+whether a rerun may resume, package versions, the git commit when known, the prompt
+templates used, every scenario's id and content hash, and one entry per session (start,
+end, outcome).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from empathos.bench.config import RunConfig
+from empathos.errors import ConfigError
+
+__all__ = [
+    "MANIFEST_NAME",
+    "MANIFEST_SCHEMA_VERSION",
+    "Manifest",
+    "PromptInfo",
+    "ScenarioInfo",
+    "Session",
+    "git_commit",
+    "package_versions",
+    "read_manifest",
+    "redact_url",
+    "redacted_config",
+    "utc_now",
+    "write_json_atomic",
+    "write_manifest",
+]
+
+MANIFEST_NAME = "manifest.json"
+MANIFEST_SCHEMA_VERSION = 1
+_PACKAGES = ("empathos", "pydantic", "openai", "numpy", "torch", "transformers", "typer")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PromptInfo(_Model):
+    """One prompt template a run uses."""
+
+    role: str = Field(description="Role the template prompts.")
+    language: str = Field(description="Language of the template.")
+    id: str = Field(description="Template id (or 'custom:<file>').")
+    version: str = Field(description="Template version (content hash for a custom file).")
+
+
+class ScenarioInfo(_Model):
+    """One scenario of the run."""
+
+    id: str = Field(description="Scenario id.")
+    hash: str = Field(description="sha256 of the scenario content.")
+    language: str = Field(description="Language of the scenario.")
+    source: str = Field(description="File it was read from.")
+
+
+class Session(_Model):
+    """One invocation of ``empathos run`` on this directory."""
+
+    started_at: str = Field(description="UTC start, ISO 8601.")
+    finished_at: str | None = Field(None, description="UTC end, ISO 8601 (None while running).")
+    status: Literal["running", "completed", "interrupted", "failed"] = Field(
+        description="How the session ended."
+    )
+    planned: int = Field(0, ge=0, description="Dialogues selected by this session.")
+    skipped: int = Field(0, ge=0, description="Finished earlier, so not run again.")
+    ran: int = Field(0, ge=0, description="Dialogues finished by this session.")
+    errors: int = Field(0, ge=0, description="Of those, dialogues that ended as errors.")
+
+
+class Manifest(_Model):
+    """What a run directory was made with."""
+
+    schema_version: Literal[1] = Field(1, description="Version of the manifest format.")
+    created_at: str = Field(description="UTC time the directory was created, ISO 8601.")
+    updated_at: str = Field(description="UTC time of the last write, ISO 8601.")
+    config: RunConfig = Field(description="The resolved run config (no secrets).")
+    fingerprint: dict[str, str] = Field(
+        description="Hash of each config part that shapes a dialogue; a rerun resumes only "
+        "when these match."
+    )
+    versions: dict[str, str] = Field(description="Python and package versions.")
+    git_commit: str | None = Field(None, description="Commit of the empathos checkout, if any.")
+    prompts: list[PromptInfo] = Field(description="Prompt templates used.")
+    scenarios: list[ScenarioInfo] = Field(description="Scenarios selected, with hashes.")
+    skipped_scenarios: list[str] = Field(
+        default_factory=list, description="Invalid scenarios skipped: 'file: field: problem'."
+    )
+    sessions: list[Session] = Field(default_factory=list, description="Every invocation.")
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` without user:password and query string (where keys sometimes hide)."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def redacted_config(config: RunConfig) -> RunConfig:
+    """The config with every role's base URL redacted."""
+    if config.roles is None:
+        return config
+    roles = config.roles
+    update: dict[str, Any] = {}
+    for name in type(roles).model_fields:
+        endpoint = getattr(roles, name)
+        if endpoint is not None and endpoint.base_url:
+            update[name] = endpoint.model_copy(update={"base_url": redact_url(endpoint.base_url)})
+    return config.model_copy(update={"roles": roles.model_copy(update=update)})
+
+
+def package_versions() -> dict[str, str]:
+    """Python and the installed versions of the packages a run depends on."""
+    out = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def git_commit() -> str | None:
+    """The commit of the checkout empathos is imported from (None outside a git checkout)."""
+    here = Path(__file__).resolve().parent
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and len(commit) == 40 else None
+
+
+def write_json_atomic(path: Path, text: str) -> None:
+    """Write text atomically (temporary file in the same folder, fsync, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        Path(tmp).chmod(0o644)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_manifest(manifest: Manifest, run_dir: Path) -> None:
+    """Write ``manifest.json`` atomically, stamping ``updated_at``."""
+    manifest.updated_at = utc_now()
+    manifest.config = redacted_config(manifest.config)
+    write_json_atomic(run_dir / MANIFEST_NAME, manifest.model_dump_json(indent=1))
+
+
+def read_manifest(run_dir: Path) -> Manifest | None:
+    """The manifest of ``run_dir`` (None if it has none); a damaged one is a ConfigError."""
+    path = run_dir / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"unreadable manifest: {exc}", file=path) from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != MANIFEST_SCHEMA_VERSION:
+        raise ConfigError(
+            f"unsupported manifest schema_version {version!r} (supported: 1)",
+            file=path,
+            field="schema_version",
+        )
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(first["msg"], file=path, field=field) from None

@@ -1,0 +1,108 @@
+"""The run's progress display: one rich bar of dialogues, with turns, tokens, cost, errors.
+
+It is both the runner's :class:`~empathos.bench.runner.ProgressSink` and, per dialogue, the
+sandbox's observer (:meth:`RunProgress.observer`), which reports every finished turn.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from empathos.bench.rundir import DialogueKey, IndexRow
+from empathos.sandbox.events import DialogueObserver, TurnEvent
+
+__all__ = ["RunProgress"]
+
+
+class RunProgress:
+    """Counts and shows: dialogues done / total, turns, tokens in and out, cost, errors."""
+
+    def __init__(self, console: Console, total: int, *, done_before: int = 0) -> None:
+        self.console = console
+        self.turns = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost_usd = 0.0
+        self.errors = 0
+        self.crashes = 0
+        self._bar = Progress(
+            TextColumn("[bold]dialogues"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[stats]}"),
+            console=console,
+            transient=False,
+        )
+        self._task: TaskID = self._bar.add_task(
+            "run", total=total, completed=done_before, stats=self._stats()
+        )
+
+    def __enter__(self) -> RunProgress:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._refresh()
+        self._bar.stop()
+
+    def _stats(self) -> str:
+        cost = f" · ${self.cost_usd:.4f}" if self.cost_usd else ""
+        return (
+            f"turns {self.turns} · tokens {self.input_tokens:,} in / {self.output_tokens:,} out"
+            f"{cost} · errors {self.errors + self.crashes}"
+        )
+
+    def _refresh(self) -> None:
+        self._bar.update(self._task, stats=self._stats())
+
+    # -- the sandbox's observer ----------------------------------------------------------
+    def observer(self, key: DialogueKey) -> DialogueObserver:
+        """The observer of one dialogue's turn events."""
+
+        seen = [0]
+
+        def observe(event: TurnEvent) -> None:
+            self.turns += max(0, event.turn - seen[0])
+            seen[0] = max(seen[0], event.turn)
+            self.input_tokens += event.input_tokens
+            self.output_tokens += event.output_tokens
+            self.cost_usd += event.cost_usd
+            self._refresh()
+
+        return observe
+
+    # -- the runner's sink ---------------------------------------------------------------
+    def dialogue_started(self, key: DialogueKey) -> None:
+        """Nothing to show until the first turn ends."""
+
+    def dialogue_finished(self, key: DialogueKey, row: IndexRow) -> None:
+        """Advance the bar; print one line per dialogue (errors with their reason)."""
+        if row.status == "error":
+            self.errors += 1
+            line = f"error    {key.id}: {row.reason}"
+        else:
+            line = f"finished {key.id}: {row.termination} after {row.turns} turn(s)"
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        self._bar.advance(self._task)
+        self._refresh()
+
+    def dialogue_crashed(self, key: DialogueKey, reason: str) -> None:
+        """A bug: say so; the dialogue is not recorded and runs again on resume."""
+        self.crashes += 1
+        self.console.print(
+            f"crashed  {key.id} (not recorded; a bug, please report): {reason}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        self._bar.advance(self._task)
+        self._refresh()

@@ -1,0 +1,160 @@
+"""The concurrent runner: plan the dialogues of a run, skip the finished ones, run the rest.
+
+Dialogues run as asyncio tasks, at most ``concurrency`` at once (each endpoint also keeps its
+own named limit in the model client). Each finished dialogue is written atomically and then
+indexed, as soon as it ends, so Ctrl-C or a crash loses only the dialogues in flight, which
+the same command runs again. The runner knows nothing of models: it is given a function
+that produces one dialogue's record (see :mod:`empathos.bench.session` for the sandbox one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from empathos.bench.rundir import DialogueKey, IndexRow, RunDir, row_for
+from empathos.errors import ConfigError
+from empathos.records import DialogueRecord, write_record
+from empathos.scenarios import Scenario
+
+__all__ = [
+    "DialogueFn",
+    "Job",
+    "Plan",
+    "ProgressSink",
+    "RunOutcome",
+    "plan_jobs",
+    "run_jobs",
+]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One dialogue to produce: a scenario and a trial (the trial is also the seed)."""
+
+    key: DialogueKey
+    scenario: Scenario
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The dialogues a run selects, split into those already finished and those to run."""
+
+    pending: list[Job]
+    finished: list[IndexRow]
+
+    @property
+    def total(self) -> int:
+        """All selected dialogues."""
+        return len(self.pending) + len(self.finished)
+
+
+class ProgressSink(Protocol):
+    """What the runner reports while it works (the CLI shows it as a progress bar)."""
+
+    def dialogue_started(self, key: DialogueKey) -> None:
+        """A dialogue began."""
+
+    def dialogue_finished(self, key: DialogueKey, row: IndexRow) -> None:
+        """A dialogue ended and its record is on disk."""
+
+    def dialogue_crashed(self, key: DialogueKey, reason: str) -> None:
+        """A dialogue raised an unexpected exception (a bug): nothing was written."""
+
+
+DialogueFn = Callable[[Job], Awaitable[DialogueRecord]]
+
+
+@dataclass
+class RunOutcome:
+    """What one session produced."""
+
+    rows: list[IndexRow] = field(default_factory=list)
+    crashed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> int:
+        """Dialogues of this session recorded as errors."""
+        return sum(r.status == "error" for r in self.rows)
+
+
+def plan_jobs(
+    scenarios: Sequence[Scenario],
+    trials: int,
+    run_dir: RunDir,
+    *,
+    retry_errors: bool,
+) -> Plan:
+    """Every (scenario, trial) of the selection; finished ones (errors too, unless
+    ``retry_errors``) are skipped. A finished dialogue whose scenario has changed since is
+    refused: the directory would mix two versions of a case."""
+    rows = run_dir.rows()
+    pending: list[Job] = []
+    finished: list[IndexRow] = []
+    changed: list[str] = []
+    for scenario in scenarios:
+        digest = scenario.scenario_hash()
+        for trial in range(trials):
+            key = DialogueKey(scenario.id, trial)
+            row = rows.get(key.id)
+            if row is not None and row.scenario_hash not in (None, digest):
+                changed.append(key.id)
+            elif row is not None and (row.status == "done" or not retry_errors):
+                finished.append(row)
+            else:
+                pending.append(Job(key, scenario))
+    if changed:
+        raise ConfigError(
+            f"scenario content changed since these dialogues were recorded: "
+            f"{', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}; choose another "
+            "--out, or pass --force to start the run over",
+            file=run_dir.path,
+            field="--out",
+        )
+    return Plan(pending=pending, finished=finished)
+
+
+async def run_jobs(
+    jobs: Sequence[Job],
+    run_dir: RunDir,
+    dialogue: DialogueFn,
+    *,
+    concurrency: int,
+    progress: ProgressSink,
+) -> RunOutcome:
+    """Run ``jobs`` with at most ``concurrency`` in flight; write and index each as it ends.
+
+    An unexpected exception in one dialogue (a bug, never a model failure: those come back
+    as ``error`` records) is reported and leaves nothing on disk; the others go on. On
+    cancellation (Ctrl-C) the dialogues in flight are dropped and the finished ones stay."""
+    outcome = RunOutcome()
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(job: Job) -> None:
+        async with gate:
+            progress.dialogue_started(job.key)
+            try:
+                record = await dialogue(job)
+            except Exception as exc:
+                reason = "".join(traceback.format_exception_only(exc)).strip()
+                outcome.crashed[job.key.id] = reason
+                progress.dialogue_crashed(job.key, reason)
+                return
+            path = run_dir.record_path(job.key)
+            await asyncio.to_thread(write_record, record, path)
+            row = row_for(job.key, record, str(path.relative_to(run_dir.path)))
+            run_dir.index(row)
+            outcome.rows.append(row)
+            progress.dialogue_finished(job.key, row)
+
+    tasks = [asyncio.create_task(one(job), name=job.key.id) for job in jobs]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return outcome

@@ -1,0 +1,251 @@
+"""One invocation of a run: select scenarios, open the run directory, run, close the session.
+
+:func:`prepare_run` does everything that can fail on bad input before any model is called
+(config, keys, handlers, scenarios, the run directory's config check) and writes the
+manifest; :func:`execute` runs the pending dialogues; :func:`close_session` stamps the
+session's outcome into the manifest; :func:`run_leaderboard` scores what the run holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from empathos.bench.config import RunConfig, check_api_keys, fingerprint_parts
+from empathos.bench.leaderboard import LeaderboardRow, leaderboard
+from empathos.bench.manifest import (
+    Manifest,
+    PromptInfo,
+    ScenarioInfo,
+    Session,
+    git_commit,
+    package_versions,
+    read_manifest,
+    utc_now,
+    write_manifest,
+)
+from empathos.bench.progress import RunProgress
+from empathos.bench.roles import build_roles
+from empathos.bench.rundir import IndexRow, RunDir, open_run_dir
+from empathos.bench.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
+from empathos.epm import EPMConfig
+from empathos.errors import ConfigError, RecordError, ScenarioError
+from empathos.llm import ModelClient, ResponseCache
+from empathos.prompts import load_template, model_under_test_prompt
+from empathos.records import DialogueRecord, LoadedRecord, load_records
+from empathos.sandbox.config import Roles, SandboxConfig
+from empathos.scenarios import BUILTIN, DEFAULT_BUILTIN_IDS, Scenario, load_scenarios, select
+
+__all__ = [
+    "PreparedRun",
+    "close_session",
+    "execute",
+    "prepare_run",
+    "run_leaderboard",
+    "select_scenarios",
+]
+
+_TEMPLATE_ROLES = ("user", "director", "judge_iedr", "judge_mdep")
+
+
+@dataclass
+class PreparedRun:
+    """A run ready to execute: its config, scenarios, directory, manifest and plan."""
+
+    config: RunConfig
+    scenarios: list[Scenario]
+    invalid: list[ScenarioError]
+    run_dir: RunDir
+    manifest: Manifest
+    plan: Plan
+    roles: Roles
+    clients: list[ModelClient]
+    cache: ResponseCache | None
+    unreadable: list[RecordError] = field(default_factory=list)
+
+    @property
+    def session(self) -> Session:
+        """This invocation's entry in the manifest."""
+        return self.manifest.sessions[-1]
+
+
+def select_scenarios(config: RunConfig) -> tuple[list[Scenario], list[ScenarioError]]:
+    """Load the scenario source and apply cases, language and limit.
+
+    Invalid scenarios are returned apart (reported and skipped); the rest still run."""
+    loaded = load_scenarios(config.scenarios)
+    cases = config.cases
+    ids: list[str] | Literal["official"] | None
+    if cases is None and config.scenarios == BUILTIN and config.offline_default:
+        ids = list(DEFAULT_BUILTIN_IDS)
+    elif cases is None or cases == "all":
+        ids = None
+    else:
+        ids = cases
+    chosen = select(loaded.scenarios, ids, limit=config.limit, language=config.language)
+    if not chosen:
+        raise ConfigError(
+            f"no scenario selected from {config.scenarios} "
+            f"(cases={cases or 'default'}, language={config.language or 'any'})",
+            field="--cases",
+        )
+    return chosen, list(loaded.errors)
+
+
+def _languages(config: RunConfig, scenarios: list[Scenario]) -> list[str]:
+    return sorted({config.language or s.labels.language for s in scenarios})
+
+
+def _prompts(config: RunConfig, languages: list[str]) -> list[PromptInfo]:
+    out: list[PromptInfo] = []
+    for lang in languages:
+        for role in _TEMPLATE_ROLES:
+            tpl = load_template(role, lang)
+            out.append(PromptInfo(role=role, language=lang, id=tpl.id, version=tpl.version))
+        mut = model_under_test_prompt(config.system_prompt, lang)
+        out.append(
+            PromptInfo(
+                role="model_under_test",
+                language=lang,
+                id=mut.id if mut else "none",
+                version=mut.version if mut else "-",
+            )
+        )
+    return out
+
+
+def sandbox_config(config: RunConfig) -> SandboxConfig:
+    """The sandbox settings of every dialogue of the run."""
+    return SandboxConfig(
+        preset=config.epm_preset,
+        min_turns=config.min_turns,
+        max_turns=config.max_turns,
+        eval_every=config.eval_every,
+        language=config.language,
+        system_prompt=config.system_prompt,
+        director=config.director_mode,
+    )
+
+
+def _new_manifest(
+    config: RunConfig,
+    old: Manifest | None,
+    fingerprint: dict[str, str],
+    scenarios: list[Scenario],
+    invalid: list[ScenarioError],
+) -> Manifest:
+    languages = _languages(config, scenarios)
+    infos = {
+        s.id: ScenarioInfo(
+            id=s.id,
+            hash=s.scenario_hash(),
+            language=s.labels.language,
+            source=s.source.path,
+        )
+        for s in scenarios
+    }
+    if old is not None:  # keep the scenarios of earlier sessions on record
+        infos = {**{s.id: s for s in old.scenarios}, **infos}
+    now = utc_now()
+    return Manifest(
+        created_at=old.created_at if old else now,
+        updated_at=now,
+        config=config,
+        fingerprint=fingerprint,
+        versions=package_versions(),
+        git_commit=git_commit(),
+        prompts=_prompts(config, languages),
+        scenarios=list(infos.values()),
+        skipped_scenarios=[e.line() for e in invalid],
+        sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
+    )
+
+
+def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
+    """Check everything, open the run directory, write the manifest, plan the dialogues."""
+    check_api_keys(config)
+    sandbox_config(config).epm()  # fails now on turn settings the EPM refuses
+    scenarios, invalid = select_scenarios(config)
+    languages = _languages(config, scenarios)
+    prompt_version = ";".join(
+        f"{p.language}:{p.id}@{p.version}"
+        for p in _prompts(config, languages)
+        if p.role == "model_under_test"
+    )
+    fingerprint = fingerprint_parts(config, prompt_version)
+    assert config.out is not None
+    out = Path(config.out)
+    run_dir = open_run_dir(out, fingerprint, force=force)
+    unreadable = run_dir.reconcile()
+    plan = plan_jobs(scenarios, config.trials, run_dir, retry_errors=config.retry_errors)
+    cache = None
+    if any(config.role(r).cache for r in ("user", "director", "judge", "model_under_test")):
+        cache = ResponseCache(config.cache_path or out / "cache.sqlite")
+    roles, clients = build_roles(config, cache)
+    manifest = _new_manifest(config, read_manifest(out), fingerprint, scenarios, invalid)
+    manifest.sessions[-1].planned = plan.total
+    manifest.sessions[-1].skipped = len(plan.finished)
+    write_manifest(manifest, out)
+    return PreparedRun(
+        config, scenarios, invalid, run_dir, manifest, plan, roles, clients, cache, unreadable
+    )
+
+
+async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
+    """Run the pending dialogues; close the model clients whatever happens."""
+    from empathos.sandbox import run_dialogue
+
+    settings = sandbox_config(prepared.config)
+
+    async def dialogue(job: Job) -> DialogueRecord:
+        record = await run_dialogue(
+            job.scenario,
+            prepared.roles,
+            settings,
+            seed=job.key.trial,
+            observer=progress.observer(job.key),
+        )
+        meta = {**record.metadata, "dialogue_id": job.key.id, "trial": job.key.trial}
+        return record.model_copy(update={"metadata": meta})
+
+    try:
+        return await run_jobs(
+            prepared.plan.pending,
+            prepared.run_dir,
+            dialogue,
+            concurrency=prepared.config.concurrency,
+            progress=progress,
+        )
+    finally:
+        for client in prepared.clients:
+            await client.aclose()
+
+
+def close_session(
+    prepared: PreparedRun,
+    outcome: RunOutcome | None,
+    status: Literal["completed", "interrupted", "failed"],
+) -> None:
+    """Stamp this session's end and counts into the manifest; close the index and cache."""
+    session = prepared.session
+    session.finished_at = utc_now()
+    session.status = status
+    if outcome is not None:
+        session.ran = len(outcome.rows)
+        session.errors = outcome.errors
+    write_manifest(prepared.manifest, prepared.run_dir.path)
+    prepared.run_dir.close()
+    if prepared.cache is not None:
+        prepared.cache.close()
+
+
+def run_leaderboard(prepared: PreparedRun) -> tuple[list[LeaderboardRow], list[IndexRow]]:
+    """The leaderboard of the run's selected dialogues, and the ones that ended as errors."""
+    wanted = {f"{s.id}__t{t}" for s in prepared.scenarios for t in range(prepared.config.trials)}
+    rows = prepared.run_dir.rows()
+    records, _ = load_records([prepared.run_dir.records])
+    chosen: list[LoadedRecord] = [r for r in records if r.path.stem in wanted]
+    board = leaderboard(chosen, EPMConfig.preset(prepared.config.epm_preset)) if chosen else []
+    errors = [row for key, row in sorted(rows.items()) if key in wanted and row.status == "error"]
+    return board, errors
