@@ -71,6 +71,36 @@ def loop_indices(rec: DialogueRecord) -> list[float]:
     ]
 
 
+def loop_indices_paper(rec: DialogueRecord) -> list[float]:
+    """EPM_SPEC 6.2 written out for one record."""
+    pts = [rec.initial_state] + [e.state for e in rec.evaluations if e.scored]
+    rated = [e for e in rec.evaluations if e.scored]
+    norm = lambda p: math.sqrt(sum(x * x for x in p))  # noqa: E731
+    phi = lambda x, x0, x100: min(100.0, max(0.0, (x - x0) / (x100 - x0) * 100))  # noqa: E731
+    r0 = norm(pts[0].P) + 1e-6
+    E, T = pts[-1].E_total, rec.total_turns
+    s_net = sum(sum(e.state.v or ()) for e in rated)
+    pen = sum(
+        abs(r.level) for e in rated for k, r in e.ratings.items() if k.endswith("Neg") and r.level
+    )
+    dEs = [p.delta_E or 0.0 for p in pts]
+    length = sum(math.dist(a.P, b.P) for a, b in itertools.pairwise(pts))
+    disp = math.dist(pts[-1].P, pts[0].P)
+    tau = max((1.0 if length < 1e-9 else 0.0) if disp < 1e-9 else length / disp, 1.0)
+    rho_max = math.sqrt(12)
+    return [
+        phi((r0 - norm(pts[-1].P)) / r0, -1, 1),
+        max(0.0, E) / r0 * 100,
+        max(0.0, s_net) / (1.2 * r0) * 100,
+        max(0.0, E / T) / rho_max * 100,
+        max(0.0, sum(dEs) / len(dEs)) / rho_max * 100,
+        phi(tau, 3, 1),
+        sum(1 for x in dEs if x > 0) / len(dEs) * 100,
+        phi(sum(p.alignment or 0.0 for p in pts) / len(pts), -1, 1),
+        phi(pen / len(pts), 3, 0),
+    ]
+
+
 rows_strategy = st.lists(
     st.one_of(st.none(), st.tuples(*[st.sampled_from(i.levels) for i in EMPATHY_RUBRIC.mdep])),
     min_size=1,
@@ -99,6 +129,9 @@ def test_vectorised_indices_match_the_readable_loop(
     got = dialogue_indices(records_to_batch(recs), REF)
     want = np.array([loop_indices(r) for r in recs])
     assert np.allclose(got, want, atol=1e-9)
+    paper = EPMConfig.preset("paper")
+    got = dialogue_indices(records_to_batch(recs), paper)
+    assert np.allclose(got, np.array([loop_indices_paper(r) for r in recs]), atol=1e-9)
 
 
 @settings(max_examples=30, deadline=None)

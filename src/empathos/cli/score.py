@@ -64,6 +64,16 @@ def _load(paths: list[Path], err: Console) -> tuple[list[LoadedRecord], list[Rec
     records, errors = load_records(paths)
     for exc in errors:
         err.print(f"error: {exc.line()}", markup=False, highlight=False, soft_wrap=True)
+    flagged = [(x, ev) for x in records for ev in x.record.evaluations if ev.flags]
+    if flagged:
+        files = len({x.path for x, _ in flagged})
+        err.print(
+            f"note: {len(flagged)} evaluations in {files} files lack complete, valid ratings "
+            "(stored v_t used; counted as missing for S_net and Pen)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return records, errors
 
 
