@@ -6,6 +6,7 @@ import json
 import math
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,15 @@ from empathos.rl.trainer import TrainConfig, train
 TINY = TrainConfig(steps=4, scenarios_per_step=4, eval_personas=8, eval_every=2)
 
 
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    """Tiny networks: one torch thread is faster and does not fight other processes."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def test_training_is_deterministic_under_seed() -> None:
     a, b = train(TINY, seed=3), train(TINY, seed=3)
     assert a.train == b.train and a.eval == b.eval
@@ -30,7 +40,6 @@ def test_training_is_deterministic_under_seed() -> None:
 
 
 def test_policy_improves_with_mapo() -> None:
-    torch.set_num_threads(1)
     cfg = TrainConfig(steps=25, eval_personas=32, eval_every=25)
     res = train(cfg, seed=0)
     assert res.eval_steps == [0, 25]

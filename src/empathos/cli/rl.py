@@ -66,17 +66,19 @@ def compare(
     quick: Annotated[bool, typer.Option(help="Small budget: about a minute on 2 cores")] = False,
 ) -> None:
     """Train a policy per estimator and seed on the SIMULATION; print and save the comparison."""
-    import torch
-
-    from empathos.rl.compare import CompareConfig, aggregate, run_compare, write_outputs
-    from empathos.rl.sim import SIMULATION_LABEL
-    from empathos.rl.trainer import TrainConfig
+    from empathos.rl.advantages import get_estimator
 
     names = [n.strip() for n in estimators.split(",") if n.strip()]
     if not names:
         raise ConfigError("no estimator given", field="--estimators")
     if len(set(names)) != len(names):
         raise ConfigError(f"an estimator is listed twice: {estimators}", field="--estimators")
+    for name in names:
+        get_estimator(name)  # fail fast, listing the valid names, before torch is imported
+    from empathos.rl.compare import CompareConfig, aggregate, run_compare, write_outputs
+    from empathos.rl.sim import SIMULATION_LABEL
+    from empathos.rl.trainer import TrainConfig
+
     n_seeds = seeds if seeds is not None else (4 if quick else 10)
     n_steps = steps if steps is not None else (40 if quick else 150)
     train_cfg = TrainConfig(
@@ -85,7 +87,9 @@ def compare(
         eval_personas=64 if quick else 128,
     )
     cfg = CompareConfig(estimators=names, seeds=n_seeds, train=train_cfg)
-    torch.set_num_threads(1)
+    import torch
+
+    torch.set_num_threads(1)  # tiny networks: one thread is faster and shares the machine
     console = Console() if sys.stdout.isatty() else Console(width=150)
     console.print(f"[bold]{SIMULATION_LABEL}[/bold]")
     total = len(names) * n_seeds * n_steps
