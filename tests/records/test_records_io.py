@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from published_factory import BAD, GOOD, make_published
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from empathos.epm import TerminationKind
 from empathos.errors import RecordError
@@ -19,6 +21,7 @@ from empathos.records import (
     termination_kind_from_text,
     write_record,
 )
+from published_factory import BAD, GOOD, make_published
 
 
 def _write(path: Path, data: object) -> Path:
@@ -132,3 +135,36 @@ def test_sample_imports_every_file(empa_sample: Path) -> None:
     assert all(isinstance(r.record, DialogueRecord) for r in records)
     flagged = sum(1 for r in records for e in r.record.evaluations if e.flags)
     assert flagged > 0  # the sample holds points without ratings
+
+
+def _paths(obj: object, prefix: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    out: list[tuple[object, ...]] = [prefix] if prefix else []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj[:3]):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+JUNK = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 99), st.text(max_size=5),
+    st.lists(st.integers(), max_size=4),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_corrupted_published_files_fail_with_a_record_error_only(data: st.DataObject) -> None:
+    doc = make_published([GOOD, BAD])
+    where = data.draw(st.sampled_from(_paths(doc)))
+    target: Any = doc
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = data.draw(JUNK)
+    try:
+        record_from_data(doc, file=Path("corrupt.json"))
+    except RecordError as exc:
+        assert exc.line().startswith("corrupt.json")

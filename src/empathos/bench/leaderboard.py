@@ -22,6 +22,7 @@ from empathos.epm import (
     dialogue_indices,
     signed_tau_index,
 )
+from empathos.errors import InputError
 from empathos.records import DialogueRecord, LoadedRecord
 from empathos.rubric import Rubric
 
@@ -68,6 +69,9 @@ def records_to_batch(records: Sequence[DialogueRecord]) -> TrajectoryBatch:
     repeats each record's last point through an index gather.
     """
     n = len(records)
+    dims = {rec.rubric.dim for rec in records}
+    if len(dims) > 1:
+        raise InputError(f"cannot score records of rubrics with different axes together: {dims}")
     flat_P: list[tuple[float, ...]] = []
     flat_dE: list[float] = []
     flat_al: list[float] = []

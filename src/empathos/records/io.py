@@ -75,6 +75,11 @@ def record_from_data(data: Any, *, file: Path) -> DialogueRecord:
             return import_published(data, file=file)
     except ValidationError as exc:
         raise _pydantic_error(exc, file) from None
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        # Last resort for shapes the importer does not check field by field.
+        raise RecordError(
+            f"malformed content ({exc.__class__.__name__}: {str(exc)[:80]})", file=file
+        ) from None
     raise RecordError(
         "not a dialogue record (neither empathos 'schema_version' nor published 'epj')",
         file=file,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from empathos.epm import EPMConfig, EPMPoint, Termination
 from empathos.rubric import EMPATHY_RUBRIC, Rubric
@@ -146,6 +146,16 @@ class DialogueRecord(_Model):
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Free-form extras (import notes, run ids); no secrets."
     )
+
+    @model_validator(mode="after")
+    def _dimensions_match_rubric(self) -> DialogueRecord:
+        dim = self.rubric.dim
+        if len(self.iedr.P0) != dim or len(self.initial_state.P) != dim:
+            raise ValueError(f"P_0 must have {dim} values (one per rubric axis)")
+        for ev in self.evaluations:
+            if len(ev.state.P) != dim or (ev.state.v is not None and len(ev.state.v) != dim):
+                raise ValueError(f"evaluation at turn {ev.turn}: vectors must have {dim} values")
+        return self
 
     @property
     def trajectory(self) -> list[EPMPoint]:

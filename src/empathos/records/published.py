@@ -106,19 +106,32 @@ def _ratings(
 
 
 def _point(p: dict[str, Any], file: Path, field: str, prev_E: float) -> EPMPoint:
+    if not isinstance(p, dict):
+        raise RecordError(
+            "a trajectory point must be an object", file=file, field=field.rstrip(".")
+        )
     epm = p.get("epm") or {}
+    if not isinstance(epm, dict):
+        raise RecordError("must be an object", file=file, field=f"{field}epm")
     P = _vector(_need(p, "P_t", file, field), file, f"{field}P_t")
     v = _vector(_need(p, "v_t", file, field), file, f"{field}v_t")
-    turn = int(_need(p, "turn", file, field))
+    turn = _need(p, "turn", file, field)
+    if not isinstance(turn, int) or isinstance(turn, bool) or turn < 0:
+        raise RecordError(
+            f"expected a turn number >= 0, got {turn!r:.40}", file=file, field=f"{field}turn"
+        )
     E_total = _number(epm, "E_total", file, f"{field}epm.E_total")
     delta = epm.get("delta_E")
+    align = epm.get("alignment", 0.0)
+    if not isinstance(align, int | float) or isinstance(align, bool):
+        align = _number(epm, "alignment", file, f"{field}epm.alignment")
     return EPMPoint(
         turn=turn,
         P=P,
         v=v,
         delta_E=float(delta) if isinstance(delta, int | float) else E_total - prev_E,
         E_total=E_total,
-        alignment=float(epm.get("alignment") or 0.0),
+        alignment=float(align),
         projection=_number(epm, "projection", file, f"{field}epm.projection"),
         p_norm=_number(epm, "P_norm", file, f"{field}epm.P_norm"),
         distance=_number(p, "distance", file, f"{field}distance"),
