@@ -188,7 +188,9 @@ class EmpathyEnv:
         if isinstance(out, Failure):
             self._state = state
             self.abort(out.reason)
-            info = _info(self.state, None, None, None).model_copy(update={"reward_valid": False})
+            info = StepInfo(turn=state.turn, evaluated=False, scored=None, reward_valid=False,
+                            unscored_reason=None, ratings={}, packet=None,
+                            termination=self.state.termination, director_action=None)  # fmt: skip
             return self._result(math.nan, info)
         return await self._advance(state, out)
 
@@ -274,30 +276,47 @@ class EmpathyEnv:
         cfg = self.epm_config
         state = state.with_reply(reply)
         t = state.turn
-        reward, term, ratings, reason, scored = 0.0, None, None, None, None
+        info = StepInfo(turn=t, evaluated=False, scored=None, reward_valid=True,
+                        unscored_reason=None, ratings={}, packet=None, termination=None,
+                        director_action=None)  # fmt: skip
+        reward, term = 0.0, None
         if t % cfg.eval_every == 0 or t >= cfg.max_turns:
-            out, state = await self.judge.act(
-                judge_view(state, "mdep", since=self._last_eval), state
-            )
-            self._last_eval = t
-            before = _epm(state).last
-            state, reason = _apply_evaluation(state, out, t)
-            ratings, scored = (None if reason else out), reason is None
-            reward = self._reward(before, _epm(state)) if scored else math.nan
+            state, reward, info = await self._evaluate(state, info)
             term = check_termination(_epm(state), cfg)
-        action = None
         if term is None:
             decision, state = await self.director.act(director_view(state), state)
             state, term = _apply_director(state, decision)
-            action = state.director[-1].action if state.director else None
+            info = info.model_copy(update={"director_action": state.director[-1].action})
         if term is None and t >= cfg.max_turns:  # only reachable if max_turns is not evaluated
             term = Termination(kind=TerminationKind.TIMEOUT, turn=t, reason="max_turns reached")
+        packet = state_packet(state)
         state = state.ended(term) if term is not None else await self._next_user_line(state)
         self._state = state
         self._emit()
-        info = _info(state, ratings if isinstance(ratings, dict) else None, reason, action)
-        return self._result(reward, info.model_copy(update={"evaluated": scored is not None,
-                                                             "scored": scored}))  # fmt: skip
+        info = info.model_copy(update={"packet": packet, "termination": state.termination})
+        return self._result(reward, info)
+
+    async def _evaluate(
+        self, state: DialogueState, info: StepInfo
+    ) -> tuple[DialogueState, float, StepInfo]:
+        """The judge rates the window since the last evaluation; the EPM steps (or not)."""
+        t = state.turn
+        out, state = await self.judge.act(judge_view(state, "mdep", since=self._last_eval), state)
+        self._last_eval = t
+        before = _epm(state).last
+        state, reason = _apply_evaluation(state, out, t)
+        scored = reason is None
+        info = info.model_copy(
+            update={
+                "evaluated": True,
+                "scored": scored,
+                "reward_valid": scored,
+                "unscored_reason": reason,
+                "ratings": out if scored and isinstance(out, dict) else {},
+            }
+        )
+        reward = self._reward(before, _epm(state)) if scored else math.nan
+        return state, reward, info
 
     def _reward(self, before: EPMPoint, after: EPMState) -> float:
         last = after.last
@@ -406,19 +425,3 @@ def _apply_director(
     )
     state = replace(state, director=(*state.director, entry), **update)  # type: ignore[arg-type]
     return state, term
-
-
-def _info(
-    state: DialogueState, ratings: Ratings | None, reason: str | None, action: str | None
-) -> StepInfo:
-    return StepInfo(
-        turn=state.turn,
-        evaluated=False,
-        scored=None,
-        reward_valid=reason is None,
-        unscored_reason=reason,
-        ratings=ratings or {},
-        packet=state_packet(state) if state.epm is not None else None,
-        termination=state.termination,
-        director_action=action,
-    )

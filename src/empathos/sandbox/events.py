@@ -31,6 +31,6 @@ class TurnEvent(BaseModel):
 class DialogueObserver(Protocol):
     """Receives :class:`TurnEvent`s; must be quick and must not raise."""
 
-    def __call__(self, event: TurnEvent) -> None:
+    def __call__(self, event: TurnEvent, /) -> None:
         """Handle one event."""
         ...
