@@ -8,6 +8,7 @@ and wait is bounded by :class:`~empathos.llm.config.RetryConfig`.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import random
 import time
@@ -130,15 +131,12 @@ def classify_openai_error(exc: Exception) -> BackendError:
     return BackendError("fatal", f"unexpected {type(exc).__name__}: {_short(str(exc))}")
 
 
-def _wait_for(policy: RetryConfig) -> Callable[[RetryCallState], float]:
-    def wait(state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, BackendError) and exc.retry_after is not None:
-            return float(min(exc.retry_after, policy.retry_after_max_s))
-        base = policy.backoff_base_s * 2.0 ** max(0, state.attempt_number - 1)
-        return min(base, policy.backoff_max_s) + random.uniform(0.0, policy.jitter_s)
-
-    return wait
+def _delay(policy: RetryConfig, exc: BaseException | None, failures: int) -> float:
+    """Wait after the ``failures``-th failed attempt: Retry-After if given, else backoff."""
+    if isinstance(exc, BackendError) and exc.retry_after is not None:
+        return float(min(exc.retry_after, policy.retry_after_max_s))
+    base = policy.backoff_base_s * 2.0 ** max(0, failures - 1)
+    return min(base, policy.backoff_max_s) + random.uniform(0.0, policy.jitter_s)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -151,7 +149,16 @@ async def run_with_retries(
     """Await ``attempt()`` until it succeeds, a fatal error, or ``policy.max_attempts``.
 
     ``attempt`` raises :class:`BackendError`; the last one propagates when the policy gives up.
+    The first attempt runs directly (the common case costs nothing); tenacity runs the rest.
     """
+    stats.attempts += 1
+    try:
+        return await attempt()
+    except BackendError as exc:
+        if not _retryable(exc) or policy.max_attempts <= 1:
+            raise
+        stats.retries += 1
+        await asyncio.sleep(_delay(policy, exc, 1))
 
     def before(_: RetryCallState) -> None:
         stats.attempts += 1
@@ -159,9 +166,13 @@ async def run_with_retries(
     def before_sleep(_: RetryCallState) -> None:
         stats.retries += 1
 
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        return _delay(policy, exc, state.attempt_number + 1)
+
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(policy.max_attempts),
-        wait=_wait_for(policy),
+        stop=stop_after_attempt(policy.max_attempts - 1),
+        wait=wait,
         retry=retry_if_exception(_retryable),
         before=before,
         before_sleep=before_sleep,
