@@ -39,6 +39,7 @@ def test_training_is_deterministic_under_seed() -> None:
     assert train(TINY, seed=4).train != a.train
 
 
+@pytest.mark.slow
 def test_policy_improves_with_mapo() -> None:
     cfg = TrainConfig(steps=25, eval_personas=32, eval_every=25)
     res = train(cfg, seed=0)
@@ -77,6 +78,7 @@ def test_interval_is_a_t_interval() -> None:
     assert math.isnan(interval([1.0]).low)
 
 
+@pytest.mark.slow
 def test_cli_compare_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "cmp"
     cmd = [sys.executable, "-m", "empathos", "rl", "compare", "--estimators", "mapo,grpo"]
