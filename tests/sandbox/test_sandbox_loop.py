@@ -31,6 +31,7 @@ from empathos.errors import ConfigError
 from empathos.llm import ToolReply
 from empathos.records import read_record, write_record
 from empathos.sandbox import SandboxConfig, TurnEvent, run_dialogue
+from empathos.scenarios import load_builtin
 
 K = TerminationKind
 
@@ -286,3 +287,36 @@ async def test_record_round_trips_and_cli_scores_and_replays(tmp_path: Path) -> 
     for call in recs[0].model_calls:
         assert call.template_id or call.role == "tested"
         assert call.metadata["messages_sha256"] and not math.isnan(call.latency_s or 0.0)
+
+
+async def test_memories_reach_the_user_only_once_revealed() -> None:
+    sc = scenario()
+    memory = ToolReply(
+        "reveal_memory", {"period": "adolescence", "reason": "r", "guidance": "bring it up"}
+    )
+    script = Script(director_actions={2: memory})
+    await run_dialogue(sc, script.roles(), SandboxConfig(min_turns=4, max_turns=4))
+    texts = [r.messages[-1].content for r in script.calls("user")]  # turns 2, 3, 4
+    # the card itself lists the persona's past; the memories block holds only surfaced ones
+    blocks = [section(t, "# Memories on your mind", "# Your inner note") for t in texts]
+    adolescence = sc.persona.experience.adolescence
+    assert [adolescence in b for b in blocks] == [False, True, True]
+    assert not any(sc.persona.experience.childhood in b for b in blocks)
+
+
+async def test_published_layout_card_is_used_verbatim() -> None:
+    card = "VERBATIM-CARD: you are someone who writes short messages."
+    sc = scenario().model_copy(update={"raw_persona_prompt": card})
+    script = Script()
+    await run_dialogue(sc, script.roles(), SandboxConfig(min_turns=2, max_turns=2))
+    text = script.calls("user")[0].messages[-1].content
+    assert card in text and sc.persona.traits.inner not in text
+
+
+async def test_chinese_scenario_uses_chinese_prompts() -> None:
+    zh = next(s for s in load_builtin().scenarios if s.labels.language == "zh")
+    script = Script()
+    rec = await run_dialogue(zh, script.roles(), SandboxConfig(min_turns=2, max_turns=2))
+    assert rec.termination.kind is K.TIMEOUT and rec.metadata["language"] == "zh"
+    ids = {c.template_id for c in rec.model_calls if c.template_id}
+    assert ids and all(i.endswith(".zh") for i in ids), ids
