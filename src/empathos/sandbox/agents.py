@@ -13,10 +13,13 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal, Protocol, TypeVar, cast
 
+from pydantic import BaseModel
+
 from empathos.errors import ModelCallError
-from empathos.llm import CallRecord, ChatModel, Message, ToolSpec, record_of
+from empathos.llm import CallRecord, ChatModel, Message, ToolDef, ToolSpec, record_of
 from empathos.prompts import (
     RenderedPrompt,
     director_prompt,
@@ -243,8 +246,21 @@ class DirectorDecision:
     note: str = ""
 
 
+class _FixedToolSpec(ToolSpec):
+    """A ToolSpec whose wire form is computed once (JSON schema generation is the costliest
+    part of a director call otherwise)."""
+
+    def to_def(self) -> ToolDef:
+        return _tool_def(self.name, self.description, self.arguments)
+
+
+@cache
+def _tool_def(name: str, description: str, arguments: type[BaseModel]) -> ToolDef:
+    return ToolSpec(name, description, arguments).to_def()
+
+
 DIRECTOR_SPECS: tuple[ToolSpec, ...] = tuple(
-    ToolSpec(name, " ".join((cls.__doc__ or name).split()), cls)
+    _FixedToolSpec(name, " ".join((cls.__doc__ or name).split()), cls)
     for name, cls in DIRECTOR_TOOLS.items()
 )
 
