@@ -6,7 +6,7 @@
     Prints p50/p99 latency and calls/s; the difference is the client's added cost.
 (b) The offline SmolLM2-135M: load time from the GGUF vs the cached float32 copy, then
     tokens/s for plain generation, constrained structured output and a constrained tool call,
-    and plain generation of 4 prompts one by one vs as one padded batch.
+    and 4 concurrent chats awaited one by one vs batched by the offline backend.
 
     python benchmarks/bench_llm.py [--calls 1024] [--concurrency 256] [--rounds 3] [--skip-offline]
 """
@@ -179,31 +179,21 @@ async def bench_offline(repeats: int) -> None:
         print(f"    {name:<26}{tokens:>8}{seconds:>9.2f}{tokens / seconds:>10.1f}")
 
 
-def bench_batching() -> None:
-    import torch
-
-    from empathos.llm.offline import load_offline_model
-
-    lm = load_offline_model()
+async def bench_batching() -> None:
+    model = build_model(EndpointConfig(kind="offline", max_tokens=32), role="bench")
     texts = ["I lost my job.", "My cat is ill.", "I feel lonely at night.", "Exams stress me."]
-    prompts = [lm.prompt_ids([{"role": "user", "content": t}], 32) for t in texts]
-    pad = lm.tokenizer.eos_token_id
-    kwargs = {"max_new_tokens": 32, "min_new_tokens": 32, "do_sample": False, "pad_token_id": pad}
-    with torch.inference_mode():
-        t0 = time.perf_counter()
-        for p in prompts:
-            ids = torch.tensor([p])
-            lm.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs)
-        one_by_one = time.perf_counter() - t0
-        width = max(len(p) for p in prompts)
-        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
-        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-        t0 = time.perf_counter()
-        lm.model.generate(input_ids=ids, attention_mask=mask, **kwargs)
-        batched = time.perf_counter() - t0
+    prompts = [[{"role": "user", "content": t}] for t in texts]
+    t0 = time.perf_counter()
+    one = [await model.chat(p) for p in prompts]
+    one_by_one = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    together = await asyncio.gather(*(model.chat(p) for p in prompts))
+    batched = time.perf_counter() - t0
+    tokens = sum(r.record.output_tokens for r in together)
+    same = sum(a.text == b.text for a, b in zip(one, together, strict=True))
     print(
-        f"    4 prompts x 32 tokens: one by one {one_by_one:.2f} s, one batch {batched:.2f} s "
-        f"({one_by_one / batched:.2f}x)"
+        f"    4 concurrent chats (32 max tokens, {tokens} made): one by one {one_by_one:.2f} s, "
+        f"batched {batched:.2f} s ({one_by_one / batched:.2f}x); same text {same}/4"
     )
 
 
@@ -229,7 +219,7 @@ def main() -> None:
     if not args.skip_offline:
         bench_load()
         asyncio.run(bench_offline(args.repeats))
-        bench_batching()
+        asyncio.run(bench_batching())
 
 
 if __name__ == "__main__":

@@ -113,3 +113,19 @@ async def test_generation_leaves_the_event_loop_free(model: Any) -> None:
     task.cancel()
     assert result.record.latency_s > 0.1
     assert ticks >= result.record.latency_s / 0.01 * 0.3
+
+
+async def test_concurrent_chats_are_batched_with_the_same_greedy_text(
+    lm: OfflineModel, model: Any
+) -> None:
+    from empathos.llm.batcher import batcher_for
+
+    prompts = [[{"role": "user", "content": t}] for t in ("I lost my job.", "I feel lonely.")]
+    singles = [(await model.chat(p, max_tokens=12)).text for p in prompts]
+    runs = len(batcher_for(lm).batches)
+    rated, *chats = await asyncio.gather(
+        model.structured(PROMPT, Rating), *(model.chat(p, max_tokens=12) for p in prompts)
+    )
+    assert isinstance(rated.value, Rating)
+    assert [c.text for c in chats] == singles
+    assert sorted(batcher_for(lm).batches[runs:]) == [1, 2]  # the schema call ran alone

