@@ -143,8 +143,9 @@ async def run_jobs(
                 outcome.crashed[job.key.id] = reason
                 progress.dialogue_crashed(job.key, reason)
                 return
-            path = run_dir.record_path(job.key)
-            await asyncio.to_thread(write_record, record, path)
+            # Written and indexed with no await in between: a cancellation (Ctrl-C) cannot
+            # fall between the two. One small file with fsync holds the loop for milliseconds.
+            path = write_record(record, run_dir.record_path(job.key))
             row = row_for(job.key, record, str(path.relative_to(run_dir.path)))
             run_dir.index(row)
             outcome.rows.append(row)

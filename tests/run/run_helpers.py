@@ -1,0 +1,67 @@
+"""Helpers of the ``empathos run`` tests: the CLI as a subprocess, run configs on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HANDLERS = Path(__file__).with_name("run_handlers.py").resolve()
+ROLES = ("user", "director", "judge", "model_under_test")
+
+
+def scripted_roles(**handlers: str) -> dict[str, dict[str, Any]]:
+    """Every role scripted (auto replies); ``role=function`` names a handler in run_handlers.py."""
+    roles: dict[str, dict[str, Any]] = {}
+    for role in ROLES:
+        entry: dict[str, Any] = {"kind": "scripted", "model": f"scripted-{role}"}
+        if role in handlers:
+            entry["handler"] = f"{HANDLERS}:{handlers[role]}"
+        entry["retry"] = {"max_attempts": 1}
+        roles[role] = entry
+    return roles
+
+
+def write_config(path: Path, **fields: Any) -> Path:
+    """A run config YAML file."""
+    path.write_text(yaml.safe_dump(fields, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def empathos(
+    *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run the ``empathos`` CLI in a subprocess (no EMPATHOS_* variables leak in)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
+    if "EMPATHOS_CACHE_DIR" in os.environ:  # where the offline model's converted copy lives
+        base["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
+    base.update({"COLUMNS": "200", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "empathos", *map(str, args)],
+        cwd=cwd,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def index_rows(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The rows of a run directory's SQLite index, by dialogue id."""
+    with sqlite3.connect(run_dir / "index.sqlite") as db:
+        db.row_factory = sqlite3.Row
+        rows = db.execute("SELECT * FROM dialogues").fetchall()
+    return {r["dialogue_id"]: dict(r) for r in rows}
+
+
+def manifest(run_dir: Path) -> dict[str, Any]:
+    """The parsed manifest.json."""
+    data: dict[str, Any] = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    return data

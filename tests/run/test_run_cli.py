@@ -1,0 +1,190 @@
+"""`empathos run` end to end on the scripted backend: run directory, manifest, resume, errors.
+
+Every test runs the real CLI in a subprocess over real files; the roles are real model
+clients over the scripted backend (configured in the YAML file, handlers in run_handlers.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from run_helpers import empathos, index_rows, manifest, scripted_roles, write_config
+
+from empathos.records import read_record
+from empathos.scenarios import builtin_path, load_builtin
+
+THREE = ("en-01-sourdough__t0", "en-02-night-shift__t0", "en-03-lease__t0")
+
+
+def test_run_writes_records_index_and_manifest(tmp_path: Path, scripted_config: Path) -> None:
+    out = tmp_path / "out"
+    done = empathos("run", "--config", scripted_config, "--out", out, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    rows = index_rows(out)
+    assert set(rows) == set(THREE)
+    assert {r["status"] for r in rows.values()} == {"done"}
+    for dialogue_id, row in rows.items():
+        record = read_record(out / row["file"])
+        assert record.scenario_id == dialogue_id.split("__")[0]
+        assert record.total_turns == row["turns"] == 3  # the scripted judge never ends early
+        assert record.metadata["dialogue_id"] == dialogue_id
+        assert record.model == "scripted-model_under_test"
+    assert "EPM-Q leaderboard" in done.stdout and "scripted-model_under_test" in done.stdout
+    m = manifest(out)
+    assert m["schema_version"] == 1
+    assert m["config"]["max_turns"] == 3 and m["config"]["trials"] == 1
+    hashes = {s.id: s.scenario_hash() for s in load_builtin().scenarios}
+    assert {s["id"]: s["hash"] for s in m["scenarios"]} == {i[:-4]: hashes[i[:-4]] for i in THREE}
+    assert {"python", "empathos", "pydantic", "openai"} <= set(m["versions"])
+    assert m["git_commit"] is None or re.fullmatch(r"[0-9a-f]{40}", m["git_commit"])
+    prompt_roles = {p["role"] for p in m["prompts"]}
+    assert prompt_roles == {"user", "director", "judge_iedr", "judge_mdep", "model_under_test"}
+    assert all(p["version"] for p in m["prompts"])
+    session = m["sessions"][-1]
+    assert (session["status"], session["planned"], session["ran"]) == ("completed", 3, 3)
+
+
+def test_rerun_skips_finished_dialogues_and_runs_the_missing(
+    tmp_path: Path, scripted_config: Path
+) -> None:
+    out = tmp_path / "out"
+    first = empathos(
+        "run", "--config", scripted_config, "--out", out, "--cases", "en-01-sourdough", cwd=tmp_path
+    )
+    assert first.returncode == 0, first.stderr
+    kept = out / "records" / f"{THREE[0]}.json"
+    before = (kept.stat().st_mtime_ns, kept.read_bytes())
+    # A crash mid-write leaves at most a temporary file: it must be cleaned, never read.
+    (out / "records" / f".{THREE[1]}.json.abc.tmp").write_text("{half", encoding="utf-8")
+    second = empathos("run", "--config", scripted_config, "--out", out, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "1 of 3 dialogue(s) already finished; running 2" in second.stderr
+    assert (kept.stat().st_mtime_ns, kept.read_bytes()) == before
+    assert set(index_rows(out)) == set(THREE)
+    assert not list((out / "records").glob(".*.tmp"))
+    sessions = manifest(out)["sessions"]
+    assert [(s["planned"], s["skipped"], s["ran"]) for s in sessions] == [(1, 0, 1), (3, 1, 2)]
+
+
+def test_a_record_without_its_index_row_is_indexed_not_redone(
+    tmp_path: Path, scripted_config: Path
+) -> None:
+    out = tmp_path / "out"
+    assert empathos("run", "--config", scripted_config, "--out", out, cwd=tmp_path).returncode == 0
+    (out / "index.sqlite").unlink()  # as if the process died between the file and its row
+    again = empathos("run", "--config", scripted_config, "--out", out, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "3 of 3 dialogue(s) already finished; running 0" in again.stderr
+    assert set(index_rows(out)) == set(THREE)
+
+
+def test_errors_are_recorded_apart_retried_by_default_and_kept_on_request(
+    tmp_path: Path,
+) -> None:
+    config = write_config(
+        tmp_path / "run.yaml",
+        roles=scripted_roles(model_under_test="fail_on_sourdough"),
+        cases="en-01-sourdough,en-02-night-shift",
+        max_turns=2,
+    )
+    out = tmp_path / "out"
+    done = empathos("run", "--config", config, "--out", out, cwd=tmp_path)
+    assert done.returncode == 1
+    rows = index_rows(out)
+    assert rows["en-01-sourdough__t0"]["status"] == "error"
+    assert "scripted outage" in rows["en-01-sourdough__t0"]["reason"]
+    assert rows["en-02-night-shift__t0"]["status"] == "done"
+    record = read_record(out / rows["en-01-sourdough__t0"]["file"])
+    assert record.termination.kind.value == "error" and not record.success
+    assert "1 dialogue(s) ended as errors" in done.stderr
+    assert "en-01-sourdough__t0: " in done.stderr
+    # The leaderboard scores the one good dialogue; the error is counted apart, not as a 0.
+    score = empathos("score", out / "records", "--format", "json", cwd=tmp_path)
+    (row,) = json.loads(score.stdout)
+    assert row["n"] == 1 and row["extra"]["errors"] == 1
+    retried = empathos("run", "--config", config, "--out", out, cwd=tmp_path)
+    assert "1 of 2 dialogue(s) already finished; running 1" in retried.stderr
+    kept = empathos("run", "--config", config, "--out", out, "--no-retry-errors", cwd=tmp_path)
+    assert "2 of 2 dialogue(s) already finished; running 0" in kept.stderr
+    assert kept.returncode == 1  # the selection still holds an error
+
+
+def test_a_different_config_refuses_to_resume_and_force_starts_over(
+    tmp_path: Path, scripted_config: Path
+) -> None:
+    out = tmp_path / "out"
+    assert empathos("run", "--config", scripted_config, "--out", out, cwd=tmp_path).returncode == 0
+    refused = empathos(
+        "run", "--config", scripted_config, "--out", out, "--max-turns", "2", cwd=tmp_path
+    )
+    assert refused.returncode == 2
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert "differs in: max_turns" in lines[0] and "--force" in lines[0]
+    assert {r["turns"] for r in index_rows(out).values()} == {3}  # untouched
+    forced = empathos(
+        "run", "--config", scripted_config, "--out", out, "--max-turns", "2", "--force", cwd=tmp_path
+    )
+    assert forced.returncode == 0, forced.stderr
+    assert {r["turns"] for r in index_rows(out).values()} == {2}
+    assert len(manifest(out)["sessions"]) == 1
+
+
+def test_a_foreign_directory_is_never_used(tmp_path: Path, scripted_config: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me", encoding="utf-8")
+    done = empathos("run", "--config", scripted_config, "--out", out, "--force", cwd=tmp_path)
+    assert done.returncode == 2 and "not a run directory" in done.stderr
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_invalid_scenario_is_reported_and_skipped(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    shutil.copy(builtin_path() / "en" / "en-02-night-shift.yaml", scenarios)
+    bad = scenarios / "broken.yaml"
+    bad.write_text("schema_version: 1\nid: broken\npersona: {}\n", encoding="utf-8")
+    config = write_config(
+        tmp_path / "run.yaml", roles=scripted_roles(), scenarios=str(scenarios), max_turns=2
+    )
+    out = tmp_path / "out"
+    done = empathos("run", "--config", config, "--out", out, cwd=tmp_path)
+    assert done.returncode == 1
+    assert f"skipped invalid scenario: {bad}" in done.stderr
+    assert set(index_rows(out)) == {"en-02-night-shift__t0"}
+    assert any(str(bad) in line for line in manifest(out)["skipped_scenarios"])
+
+
+def test_bad_config_is_one_line_without_traceback(tmp_path: Path) -> None:
+    roles = scripted_roles()
+    roles["judge"]["temprature"] = 0.1
+    config = write_config(tmp_path / "run.yaml", roles=roles)
+    done = empathos("run", "--config", config, "--out", tmp_path / "out", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"error: {config}: roles.judge.temprature: Extra inputs are not permitted"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_handler_fails_at_start_naming_the_role(tmp_path: Path) -> None:
+    roles = scripted_roles()
+    roles["director"]["handler"] = "no_such_module_xyz:reply"
+    config = write_config(tmp_path / "run.yaml", roles=roles, cases="en-01-sourdough")
+    done = empathos("run", "--config", config, "--out", tmp_path / "out", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "roles.director.handler" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_trials_make_one_dialogue_per_seed(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "run.yaml", roles=scripted_roles(), cases="en-03-lease", max_turns=2, trials=3
+    )
+    out = tmp_path / "out"
+    assert empathos("run", "--config", config, "--out", out, cwd=tmp_path).returncode == 0
+    assert set(index_rows(out)) == {f"en-03-lease__t{k}" for k in range(3)}
