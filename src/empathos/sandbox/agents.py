@@ -277,7 +277,7 @@ class DirectorAgent:
 
     async def act(
         self, view: DirectorView, state: DialogueState
-    ) -> tuple[DirectorDecision | Failure, DialogueState]:
+    ) -> tuple[DirectorDecision, DialogueState]:
         """Exactly one action (never a Failure: the rules stand in for a failed call)."""
         if self.model is None:
             return DirectorDecision(rule_action(view, self.reveal_every), "rules"), state

@@ -25,38 +25,13 @@ from empathos.epm import (
     TerminationKind,
     check_termination,
     init_state,
-    step,
-    step_unscored,
-    victory,
 )
-from empathos.errors import ConfigError, InputError
+from empathos.errors import ConfigError
 from empathos.llm import Message
 from empathos.prompts import RenderedPrompt, model_under_test_prompt
-from empathos.prompts.director_tools import (
-    AdjustFocus,
-    ContinueAction,
-    EndConversation,
-    IntroduceTurningPoint,
-    RevealMemory,
-    RevealStoryStage,
-)
-from empathos.records import (
-    DialogueRecord,
-    DirectorAction,
-    Evaluation,
-    IndicatorRating,
-    InitialDeficit,
-)
-from empathos.rubric import EMPATHY_RUBRIC, action_vector, p0_from_iedr
-from empathos.sandbox.agents import (
-    Agent,
-    DirectorAgent,
-    DirectorDecision,
-    Failure,
-    JudgeAgent,
-    Ratings,
-    UserAgent,
-)
+from empathos.records import DialogueRecord, IndicatorRating, InitialDeficit
+from empathos.rubric import EMPATHY_RUBRIC, p0_from_iedr
+from empathos.sandbox.agents import Agent, DirectorAgent, Failure, JudgeAgent, Ratings, UserAgent
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.sandbox.events import DialogueObserver, TurnEvent
 from empathos.sandbox.state import (
@@ -69,6 +44,7 @@ from empathos.sandbox.state import (
     tested_view,
     user_view,
 )
+from empathos.sandbox.transitions import apply_director, apply_evaluation, current_epm
 from empathos.scenarios import Scenario
 
 __all__ = ["EmpathyEnv", "EnvStep", "StepInfo"]
@@ -235,7 +211,7 @@ class EmpathyEnv:
                 if prompt is None
                 else {"id": prompt.id, "version": prompt.version},
                 "sandbox_config": self.config.model_dump(mode="json"),
-                "p0_source": "unknown" if s.iedr is None else _p0_source(s),
+                "p0_source": "unknown" if s.iedr is None else _p0_source(s.scenario),
             },
         )
 
@@ -282,10 +258,10 @@ class EmpathyEnv:
         reward, term = 0.0, None
         if t % cfg.eval_every == 0 or t >= cfg.max_turns:
             state, reward, info = await self._evaluate(state, info)
-            term = check_termination(_epm(state), cfg)
+            term = check_termination(current_epm(state), cfg)
         if term is None:
             decision, state = await self.director.act(director_view(state), state)
-            state, term = _apply_director(state, decision)
+            state, term = apply_director(state, decision)
             info = info.model_copy(update={"director_action": state.director[-1].action})
         if term is None and t >= cfg.max_turns:  # only reachable if max_turns is not evaluated
             term = Termination(kind=TerminationKind.TIMEOUT, turn=t, reason="max_turns reached")
@@ -303,8 +279,8 @@ class EmpathyEnv:
         t = state.turn
         out, state = await self.judge.act(judge_view(state, "mdep", since=self._last_eval), state)
         self._last_eval = t
-        before = _epm(state).last
-        state, reason = _apply_evaluation(state, out, t)
+        before = current_epm(state).last
+        state, reason = apply_evaluation(state, out, t)
         scored = reason is None
         info = info.model_copy(
             update={
@@ -315,7 +291,7 @@ class EmpathyEnv:
                 "ratings": out if scored and isinstance(out, dict) else {},
             }
         )
-        reward = self._reward(before, _epm(state)) if scored else math.nan
+        reward = self._reward(before, current_epm(state)) if scored else math.nan
         return state, reward, info
 
     def _reward(self, before: EPMPoint, after: EPMState) -> float:
@@ -347,81 +323,5 @@ class EmpathyEnv:
         )
 
 
-# -- pure helpers ---------------------------------------------------------------------------
-def _epm(state: DialogueState) -> EPMState:
-    if state.epm is None:
-        raise RuntimeError("the EPM state is not initialised")
-    return state.epm
-
-
-def _p0_source(state: DialogueState) -> str:
-    return "stored" if state.scenario.initial_state() is not None else "judge_iedr"
-
-
-def _apply_evaluation(
-    state: DialogueState, out: Ratings | Failure, t: int
-) -> tuple[DialogueState, str | None]:
-    """Step the EPM with the judge's ratings (or record an unscored evaluation)."""
-    cfg, epm = state.epm_config, _epm(state)
-    reason = out.reason if isinstance(out, Failure) else None
-    vec = None
-    if not isinstance(out, Failure):
-        try:
-            vec = action_vector({k: r.level for k, r in out.items()}, EMPATHY_RUBRIC)
-        except InputError as exc:
-            reason = f"judge ratings unusable: {exc.line()}"
-    if vec is None:
-        epm = step_unscored(epm, cfg, turn=t)
-        ev = Evaluation(turn=t, scored=False, unscored_reason=reason, state=epm.last)
-    else:
-        epm = step(epm, vec.tolist(), cfg, turn=t)
-        ev = Evaluation(turn=t, scored=True, ratings=dict(out), state=epm.last)  # type: ignore[arg-type]
-    return replace(state, epm=epm, evaluations=(*state.evaluations, ev)), reason
-
-
-def victory_now(state: DialogueState) -> TerminationKind | None:
-    """The victory kind that holds at the current turn (the latest evaluation's state)."""
-    epm = _epm(state)
-    moved = epm.last.model_copy(update={"turn": state.turn})
-    return victory(replace(epm, points=(*epm.points[:-1], moved)), state.epm_config)
-
-
-def _apply_director(
-    state: DialogueState, decision: DirectorDecision | Failure
-) -> tuple[DialogueState, Termination | None]:
-    """Apply the director's action: releases, guidance, or an (honoured or ignored) stop."""
-    t = state.turn
-    if isinstance(decision, Failure):  # DirectorAgent never fails, but keep the type honest
-        entry = DirectorAction(turn=t, action="none", detail=decision.reason, honoured=False)
-        return replace(state, director=(*state.director, entry), guidance=None), None
-    a = decision.action
-    term = None
-    honoured = True
-    update: dict[str, object] = {"newest_stage": None, "newest_memory": None, "guidance": None}
-    if isinstance(a, EndConversation):
-        if victory_now(state) is not None:
-            term = Termination(kind=TerminationKind.DIRECTOR_STOP, turn=t, reason=a.reason)
-        else:
-            honoured = False
-    elif isinstance(a, RevealStoryStage | IntroduceTurningPoint):
-        if a.stage is not None and a.stage <= len(state.scenario.story.stages):
-            released = tuple(dict.fromkeys((*state.released_stages, a.stage)))
-            update |= {"released_stages": released, "newest_stage": a.stage}
-        update["guidance"] = a.guidance
-    elif isinstance(a, RevealMemory):
-        memories = tuple(dict.fromkeys((*state.memories, a.period)))
-        update |= {"memories": memories, "newest_memory": a.period, "guidance": a.guidance or None}
-    elif isinstance(a, AdjustFocus):
-        update["guidance"] = a.guidance
-    elif isinstance(a, ContinueAction):
-        update["guidance"] = a.focus or None
-    entry = DirectorAction(
-        turn=t,
-        action=a.action,
-        detail=a.model_dump_json(exclude={"action"}),
-        source=decision.source,
-        honoured=honoured,
-        note=decision.note,
-    )
-    state = replace(state, director=(*state.director, entry), **update)  # type: ignore[arg-type]
-    return state, term
+def _p0_source(scenario: Scenario) -> str:
+    return "stored" if scenario.initial_state() is not None else "judge_iedr"
