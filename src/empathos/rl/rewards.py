@@ -9,40 +9,42 @@ estimators exclude it from every statistic (never a silent 0).
 - ``delta_e``: r_t = delta_E_t, the energy increment along the ideal direction.
 - ``potential``: r_t = g * Phi(P_t) - Phi(P_{t-1}) with Phi = a / (a + ||P_t||).
 
-Pure: no I/O. The caller computes d(P_t), ||P_t|| and delta_E with :mod:`empathos.epm`.
+One implementation for both array libraries: numpy arrays in give a float64 numpy array out;
+torch tensors in (any device) give a float64 tensor on the same device, with the same numbers
+(property-tested). Pure: no I/O. The caller computes d(P_t), ||P_t|| and delta_E with
+:mod:`empathos.epm` (numpy) or its own torch code.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
-from numpy.typing import NDArray
+from empathos.rl._ops import Array, ops_for
 
 __all__ = ["RewardKind", "delta_e_rewards", "distance_rewards", "potential_rewards"]
 
 RewardKind = Literal["distance", "delta_e", "potential"]
-F64 = NDArray[np.float64]
 
 
-def _mark_invalid(r: F64, valid: NDArray[np.bool_]) -> F64:
-    return np.where(np.asarray(valid, dtype=bool), r, np.nan)
+def _mark_invalid(r: Array, valid: Array) -> Array:
+    ops = ops_for(r)
+    return ops.where(ops.bool_(valid), r, float("nan"))
 
 
-def distance_rewards(distance: F64, valid: NDArray[np.bool_]) -> F64:
+def distance_rewards(distance: Array, valid: Array) -> Array:
     """(B, T) rewards d(P_{t-1}) - d(P_t) from ``distance`` (B, T + 1), the half-space distance
     of each trajectory point (column 0 = P_0); NaN where ``valid`` (B, T) is false."""
-    d = np.asarray(distance, dtype=np.float64)
+    d = ops_for(distance).float_(distance)
     return _mark_invalid(d[:, :-1] - d[:, 1:], valid)
 
 
-def delta_e_rewards(delta_e: F64, valid: NDArray[np.bool_]) -> F64:
+def delta_e_rewards(delta_e: Array, valid: Array) -> Array:
     """(B, T) rewards delta_E_t from ``delta_e`` (B, T); NaN where ``valid`` is false."""
-    return _mark_invalid(np.asarray(delta_e, dtype=np.float64), valid)
+    return _mark_invalid(ops_for(delta_e).float_(delta_e), valid)
 
 
-def potential_rewards(norm: F64, valid: NDArray[np.bool_], a: float = 9.0, g: float = 0.99) -> F64:
+def potential_rewards(norm: Array, valid: Array, a: float = 9.0, g: float = 0.99) -> Array:
     """(B, T) potential-based rewards g * Phi(P_t) - Phi(P_{t-1}), Phi = a / (a + ||P||), from
     ``norm`` (B, T + 1) = ||P_t|| per trajectory point; NaN where ``valid`` is false."""
-    phi = a / (a + np.asarray(norm, dtype=np.float64))
+    phi = a / (a + ops_for(norm).float_(norm))
     return _mark_invalid(g * phi[:, 1:] - phi[:, :-1], valid)
