@@ -12,6 +12,7 @@ MODULES = [
     "empathos.rl.advantages",
     "empathos.rl.batch",
     "empathos.rl.compare",
+    "empathos.rl.kl",
     "empathos.rl.loss",
     "empathos.rl.returns",
     "empathos.rl.rewards",
@@ -51,6 +52,7 @@ def test_estimator_core_imports_no_io_layers() -> None:
             "empathos.rl.batch",
             "empathos.rl._ops",
             "empathos.rl.rewards",
+            "empathos.rl.kl",
         )
     )
     for layer in ("empathos.sandbox", "empathos.llm", "empathos.bench", "empathos.cli", "print("):

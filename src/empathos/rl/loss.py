@@ -2,7 +2,8 @@
 
 Token-level PPO clipped surrogate with "clip-higher" ([1 - 0.2, 1 + 0.28]) and a dual clip
 (c = 10) for negative advantages, mean over the masked entries; optional KL penalty against a
-reference policy and entropy bonus (both 0 by default). An "entry" is a token for the language
+reference policy and entropy bonus (both 0 by default); the spec's other option, KL-in-reward,
+is :mod:`empathos.rl.kl` (use one of the two). An "entry" is a token for the language
 model trainer and a whole action for the simulated environment: shapes are free as long as
 all arguments broadcast to the same shape.
 """
