@@ -233,3 +233,20 @@ def test_server_saw_json_bodies(fault_server: FaultServer) -> None:
     response = httpx.post(fault_server.url + "/chat/completions", json={"x": 1})
     assert json.loads(response.text)["choices"][0]["message"]["content"] == "ok"
     assert fault_server.requests == [{"x": 1}]
+
+
+async def test_rejected_tool_choice_is_dropped_once(
+    fault_server: FaultServer, make_config: Any
+) -> None:
+    fault_server.script(
+        Step.status(400),
+        Step.ok(None, tool=("ask", '{"question": "a"}')),
+        Step.ok(None, tool=("ask", '{"question": "b"}')),
+    )
+    model = build_model(make_config(fault_server.url), role="director")
+    tools = [ToolSpec("ask", "Ask.", Ask)]
+    assert (await model.tool_call(USER, tools)).call.arguments == Ask(question="a")
+    assert (await model.tool_call(USER, tools)).call.arguments == Ask(question="b")
+    sent = ["tool_choice" in r for r in fault_server.requests]
+    assert sent == [True, False, False]
+    await model.aclose()

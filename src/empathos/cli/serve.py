@@ -63,5 +63,9 @@ def register(app: typer.Typer) -> None:
         config = uvicorn.Config(
             create_app(chosen, model_id), log_level="warning", access_log=False, lifespan="off"
         )
+        if host not in ("127.0.0.1", "::1", "localhost"):
+            typer.echo(
+                f"warning: {host} is not loopback; anyone who can reach it may use it", err=True
+            )
         typer.echo(f"serving {model_id} at http://{shown}:{bound}/v1", color=False)
         uvicorn.Server(config).run(sockets=[sock])

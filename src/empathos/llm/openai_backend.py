@@ -58,6 +58,7 @@ class OpenAIBackend:
                 self._formats.append("json_object")
             self._formats.append("none")
         self._adaptive = mode == "auto"
+        self._tool_choice_ok = True  # False once the endpoint rejected tool_choice
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -84,7 +85,7 @@ class OpenAIBackend:
                 }
                 for t in request.tools
             ]
-            if request.tool_choice:
+            if request.tool_choice and self._tool_choice_ok:
                 kwargs["tool_choice"] = request.tool_choice
         elif request.response_schema is not None and fmt == "json_schema":
             kwargs["response_format"] = {
@@ -101,8 +102,21 @@ class OpenAIBackend:
     def _structured(self, request: ChatRequest) -> bool:
         return not request.tools and (request.response_schema is not None or request.json_mode)
 
+    def _downgrade(self, request: ChatRequest, err: BackendError) -> bool:
+        """After a 400/422, drop what the endpoint may not support; True: ask again."""
+        if err.status not in (400, 422):
+            return False
+        if request.tools and request.tool_choice and self._tool_choice_ok:
+            self._tool_choice_ok = False  # e.g. servers without tool_choice="required"
+            return True
+        if self._adaptive and self._structured(request) and len(self._formats) > 1:
+            self._formats.pop(0)
+            return True
+        return False
+
     async def complete(self, request: ChatRequest) -> RawReply:
-        """One HTTP attempt, falling back through the structured-output formats on HTTP 400."""
+        """One HTTP attempt; on HTTP 400/422 falls back (schema -> JSON mode -> prompt; no
+        tool_choice) once per feature and remembers it."""
         while True:
             fmt = self._formats[0] if self._formats else "none"
             try:
@@ -110,13 +124,7 @@ class OpenAIBackend:
             except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:
                 err = classify_openai_error(exc)
                 err.message = self._redact(err.message)
-                if (
-                    self._adaptive
-                    and self._structured(request)
-                    and err.status in (400, 422)
-                    and len(self._formats) > 1
-                ):
-                    self._formats.pop(0)
+                if self._downgrade(request, err):
                     continue
                 raise err from None
             return self._reply(response)
