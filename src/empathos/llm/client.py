@@ -41,6 +41,7 @@ from empathos.llm.types import (
     ToolCallResult,
     ToolSpec,
     as_messages,
+    json_schema_of,
 )
 
 __all__ = ["SAMPLING_KEYS", "Backend", "ModelClient", "concurrency_limit"]
@@ -134,7 +135,7 @@ class ModelClient:
         self, messages: Sequence[MessageLike], schema: type[T], **overrides: float | int
     ) -> StructuredResult[T]:
         """A reply validated against ``schema`` (repair, then re-ask, then ModelOutputError)."""
-        json_schema = schema.model_json_schema()
+        json_schema = json_schema_of(schema)
         msgs = with_instruction(as_messages(messages), schema_instruction(json_schema))
         opts = self.config.structured
         request = self._request(
