@@ -65,5 +65,6 @@ async def test_api_key_never_leaks(
     captured = capsys.readouterr()
     outputs += [captured.out, captured.err]
     outputs += _files_text(tmp_path)  # the SQLite file and its WAL
+    assert any(r.name.startswith("openai") for r in caplog.records)  # DEBUG logs were seen
     leaks = [text[:80] for text in outputs if key in text]
     assert leaks == []
