@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -320,3 +321,18 @@ async def test_chinese_scenario_uses_chinese_prompts() -> None:
     assert rec.termination.kind is K.TIMEOUT and rec.metadata["language"] == "zh"
     ids = {c.template_id for c in rec.model_calls if c.template_id}
     assert ids and all(i.endswith(".zh") for i in ids), ids
+
+
+async def test_opening_line_from_the_user_agent_when_not_the_topic() -> None:
+    script = Script()
+    cfg = SandboxConfig(min_turns=1, max_turns=1, open_with_topic=False)
+    rec = await run_dialogue(scenario(), script.roles(), cfg)
+    assert [name for name, _ in script.log][:2] == ["user", "tested"]
+    assert rec.turns[0].user == "user line 2"  # the scripted user's first answer
+    assert "has not started yet" in script.calls("user")[0].messages[-1].content
+
+
+async def test_run_dialogue_needs_the_model_under_test() -> None:
+    roles = Script().roles()
+    with pytest.raises(ConfigError):
+        await run_dialogue(scenario(), replace(roles, tested=None), SandboxConfig())
