@@ -1,4 +1,4 @@
-"""Scripted reply handlers that run configs name as ``run_handlers.py:function`` (run tests only)."""
+"""Scripted reply handlers that run configs name as ``run_handlers.py:function``."""
 
 from __future__ import annotations
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +68,50 @@ def manifest(run_dir: Path) -> dict[str, Any]:
     """The parsed manifest.json."""
     data: dict[str, Any] = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     return data
+
+
+@contextmanager
+def served(backend: str, cwd: Path, startup_s: float = 180) -> Iterator[str]:
+    """``empathos serve --backend BACKEND --port 0`` in a subprocess; yields its base URL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
+    if "EMPATHOS_CACHE_DIR" in os.environ:
+        env["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "empathos", "serve", "--backend", backend, "--port", "0"],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        found: list[str] = []
+
+        def read_first_line() -> None:
+            assert proc.stdout is not None
+            found.append(proc.stdout.readline())
+
+        reader = threading.Thread(target=read_first_line, daemon=True)
+        reader.start()
+        reader.join(startup_s)
+        match = re.search(r"(http://\S+/v1)", found[0] if found else "")
+        assert match, f"the server did not announce its URL: {found!r}"
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def openai_roles(url: str, **fields: Any) -> dict[str, dict[str, Any]]:
+    """Every role on one OpenAI-compatible endpoint (extra fields apply to each role)."""
+    return {
+        role: {"kind": "openai", "base_url": url, "model": "smollm2-135m-instruct", **fields}
+        for role in ROLES
+    }

@@ -127,7 +127,15 @@ def test_a_different_config_refuses_to_resume_and_force_starts_over(
     assert "differs in: max_turns" in lines[0] and "--force" in lines[0]
     assert {r["turns"] for r in index_rows(out).values()} == {3}  # untouched
     forced = empathos(
-        "run", "--config", scripted_config, "--out", out, "--max-turns", "2", "--force", cwd=tmp_path
+        "run",
+        "--config",
+        scripted_config,
+        "--out",
+        out,
+        "--max-turns",
+        "2",
+        "--force",
+        cwd=tmp_path,
     )
     assert forced.returncode == 0, forced.stderr
     assert {r["turns"] for r in index_rows(out).values()} == {2}

@@ -140,9 +140,7 @@ def test_fingerprint_ignores_addresses_and_limits_but_not_models(tmp_path: Path)
     assert fingerprint_parts(same, "v1") == fp
     diff = {k for k, v in fingerprint_parts(changed, "v1").items() if fp[k] != v}
     assert diff == {"roles.judge"}
-    assert {k for k, v in fingerprint_parts(base, "v2").items() if fp[k] != v} == {
-        "system_prompt"
-    }
+    assert {k for k, v in fingerprint_parts(base, "v2").items() if fp[k] != v} == {"system_prompt"}
 
 
 def test_config_schema_has_a_description_on_every_field() -> None:
