@@ -1,0 +1,185 @@
+"""Benchmark: 64 concurrent dialogues against a loopback endpoint of fixed latency L per call.
+
+Run: ``python benchmarks/bench_sandbox.py [--dialogues 64] [--turns 5] [--latency 1.0]``.
+
+A loopback OpenAI-compatible server (a separate process, so its CPU is not counted) answers
+every call after exactly L seconds with a canned valid reply of the request's shape: text for
+the user and the model under test, JSON following the schema for the judge, a tool call for
+the director. Every role of ``empathos run``'s real path (config -> model clients over HTTP ->
+sandbox -> runner -> run directory) points at it. Printed side by side:
+
+- the bound: one dialogue's sequential calls x L (and one dialogue run alone, measured);
+- the wall time of all dialogues at once, and its ratio to the bound (target: <= 1.2);
+- the framework's own CPU time per turn (this process's CPU time / turns run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+TARGET_RATIO = 1.2
+
+
+# -- the loopback server (runs in a child process) ---------------------------------------
+def serve(port: int, latency: float) -> None:
+    """Serve /v1/chat/completions: every reply after ``latency`` seconds."""
+    import uvicorn
+
+    from empathos.llm import ChatRequest, RawReply, RawToolCall, ToolReply, auto_reply
+    from empathos.llm.server import create_app
+
+    def as_raw(request: ChatRequest) -> RawReply:
+        reply = auto_reply(request)
+        if isinstance(reply, ToolReply):
+            args = reply.arguments
+            text = args if isinstance(args, str) else json.dumps(args, default=str)
+            call = RawToolCall(name=reply.name, arguments=text)
+            return RawReply(tool_calls=[call], input_tokens=1, output_tokens=8)
+        text = reply if isinstance(reply, str) else json.dumps(reply, default=str)
+        return RawReply(content=text, input_tokens=1, output_tokens=64)
+
+    canned: dict[str, RawReply] = {}
+
+    class FixedLatency:
+        kind = "fixed-latency"
+        endpoint: str | None = None
+
+        async def complete(self, request: ChatRequest) -> RawReply:
+            await asyncio.sleep(latency)
+            if not request.tools and request.response_schema is None:
+                return RawReply(
+                    content="I hear you. Tell me more?", input_tokens=1, output_tokens=6
+                )
+            shape = json.dumps([request.schema_name, [t.name for t in request.tools]])
+            if shape not in canned:  # build each shape's reply once: the server stays cheap
+                canned[shape] = as_raw(request)
+            return canned[shape]
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(4096)
+    config = uvicorn.Config(
+        create_app(FixedLatency(), "fixed"), log_level="warning", access_log=False, lifespan="off"
+    )
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--latency", str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+# -- the measured side ------------------------------------------------------------------
+def run_config(url: str, out: Path, dialogues: int, turns: int) -> Any:
+    from empathos.bench.config import load_run_config
+
+    roles = {
+        role: {
+            "kind": "openai",
+            "base_url": url,
+            "model": f"fixed-{role}",
+            "name": role,
+            "max_concurrency": 4096,
+            "retry": {"max_attempts": 1},
+        }
+        for role in ("user", "director", "judge", "model_under_test")
+    }
+    cases = ["en-01-sourdough", "en-02-night-shift", "en-03-lease", "en-04-diagnosis"]
+    if dialogues != 1 and dialogues % len(cases):
+        raise SystemExit(f"--dialogues must be 1 or a multiple of {len(cases)}")
+    path = out.with_suffix(".yaml")
+    path.write_text(json.dumps({"roles": roles}), encoding="utf-8")
+    cli = {
+        "cases": ",".join(cases[: min(dialogues, len(cases))]),
+        "trials": max(1, dialogues // len(cases)),
+        "concurrency": dialogues,
+        "max_turns": turns,
+        "min_turns": turns,  # every dialogue runs exactly N turns
+        "out": out,
+    }
+    return load_run_config(path, cli, environ={})
+
+
+def measure(url: str, dialogues: int, turns: int) -> dict[str, float]:
+    """Run ``dialogues`` at once through the real path; wall time, CPU time, calls, turns."""
+    from rich.console import Console
+
+    from empathos.bench.progress import RunProgress
+    from empathos.bench.session import close_session, execute, prepare_run
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = run_config(url, Path(tmp) / "run", dialogues, turns)
+        prepared = prepare_run(config)
+        quiet = Console(file=io.StringIO())
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        with RunProgress(quiet, prepared.plan.total) as progress:
+            outcome = asyncio.run(execute(prepared, progress))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        close_session(prepared, outcome, "completed")
+        turns_run = sum(r.turns for r in outcome.rows)
+        records = list((Path(tmp) / "run" / "records").glob("*.json"))
+        calls = [len(json.loads(p.read_text())["model_calls"]) for p in records]
+    errors = outcome.errors + len(outcome.crashed)
+    return {
+        "dialogues": len(outcome.rows),
+        "errors": errors,
+        "wall": wall,
+        "cpu": cpu,
+        "turns": turns_run,
+        "calls_per_dialogue": max(calls) if calls else 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dialogues", type=int, default=64)
+    parser.add_argument("--turns", type=int, default=5, help="N turns per dialogue.")
+    parser.add_argument("--latency", type=float, default=1.0, help="L seconds per call.")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(0, args.latency)
+        return
+    proc, url = start_server(args.latency)
+    try:
+        alone = measure(url, 1, args.turns)
+        many = measure(url, args.dialogues, args.turns)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    bound = alone["calls_per_dialogue"] * args.latency
+    print(f"loopback server: L = {args.latency:.3f} s per call; N = {args.turns} turns")
+    print(f"one dialogue: {alone['calls_per_dialogue']:.0f} sequential calls")
+    print(f"  bound (calls x L)           {bound:8.2f} s")
+    print(f"  measured alone              {alone['wall']:8.2f} s")
+    print(
+        f"{many['dialogues']:.0f} dialogues at once       {many['wall']:8.2f} s"
+        f"   ratio to bound {many['wall'] / bound:.3f} (target <= {TARGET_RATIO})"
+        f"   ratio to alone {many['wall'] / alone['wall']:.3f}"
+    )
+    print(
+        f"framework CPU time per turn  {1000 * many['cpu'] / max(1, many['turns']):8.2f} ms"
+        f"   ({many['cpu']:.2f} s CPU over {many['turns']:.0f} turns, this process only)"
+    )
+    print(f"errors: {many['errors']:.0f}")
+
+
+if __name__ == "__main__":
+    main()
