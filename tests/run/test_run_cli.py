@@ -196,3 +196,15 @@ def test_trials_make_one_dialogue_per_seed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert empathos("run", "--config", config, "--out", out, cwd=tmp_path).returncode == 0
     assert set(index_rows(out)) == {f"en-03-lease__t{k}" for k in range(3)}
+
+
+def test_official_cases_of_the_published_layout(tmp_path: Path, empa_sample: Path) -> None:
+    config = write_config(tmp_path / "run.yaml", roles=scripted_roles(), max_turns=2)
+    out = tmp_path / "out"
+    args = ["--scenarios", empa_sample, "--cases", "official", "--limit", "2"]
+    done = empathos("run", "--config", config, "--out", out, *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    listed = (empa_sample / "official_cases.txt").read_text(encoding="utf-8").split()
+    ids = {r["scenario_id"] for r in index_rows(out).values()}
+    assert len(ids) == 2 and ids <= set(listed)
+    assert {s["language"] for s in manifest(out)["scenarios"]} == {"zh"}
