@@ -129,3 +129,17 @@ async def test_concurrent_chats_are_batched_with_the_same_greedy_text(
     assert isinstance(rated.value, Rating)
     assert [c.text for c in chats] == singles
     assert sorted(batcher_for(lm).batches[runs:]) == [1, 2]  # the schema call ran alone
+
+
+def test_constrained_context_matches_the_json_and_strings_obey_the_cap(lm: OfflineModel) -> None:
+    from empathos.llm.constrained import build_json
+    from empathos.llm.types import json_schema_of
+
+    prompt = lm.prompt_ids(PROMPT, 16)
+    with lm.lock, torch.inference_mode():
+        decoder = TorchDecoder(lm, prompt, string_cap=3)
+        text = build_json(json_schema_of(Rating), decoder)
+        written = lm.tokenizer.decode(decoder.ids[len(prompt) :])
+    assert written == text  # what the model saw is exactly the JSON it produced
+    reason = Rating.model_validate_json(text).reason
+    assert len(lm.tokenizer.encode(reason, add_special_tokens=False)) <= 4

@@ -31,7 +31,7 @@ def _unescaped_quote(text: str) -> int:
 class TorchDecoder:
     """Constrained decoding over one prompt with the offline model (call under its lock)."""
 
-    def __init__(self, lm: OfflineModel, prompt: list[int]) -> None:
+    def __init__(self, lm: OfflineModel, prompt: list[int], string_cap: int | None = None) -> None:
         from transformers import DynamicCache
 
         self.lm = lm
@@ -42,6 +42,7 @@ class TorchDecoder:
         self.logits: Any = None
         self._feed(prompt)
         self.prompt_len = len(prompt)
+        self.string_cap = string_cap
 
     @property
     def generated(self) -> int:
@@ -51,13 +52,22 @@ class TorchDecoder:
     def _tok(self, text: str) -> list[int]:
         return list(self.lm.tokenizer.encode(text, add_special_tokens=False))
 
-    def _feed(self, new: list[int]) -> Any:
+    def _feed(self, new: list[int], all_logits: bool = False) -> Any:
+        """Extend the (in-place) cache with ``new``; logits of every position on request.
+
+        Only the last position's logits are computed otherwise: the output layer over the
+        whole vocabulary is a fifth of the model, so a 2,000-token prompt would pay it 2,000
+        times for nothing."""
         import torch
 
         if not new:
             return None
-        # The DynamicCache is extended in place.
-        out = self.lm.model(input_ids=torch.tensor([new]), cache=self.cache, use_cache=True)
+        out = self.lm.model(
+            input_ids=torch.tensor([new]),
+            cache=self.cache,
+            use_cache=True,
+            logits_to_keep=0 if all_logits else 1,
+        )
         self.ids.extend(new)
         self.logits = out.logits[0, -1].float()
         return out.logits[0].float()
@@ -84,7 +94,7 @@ class TorchDecoder:
             toks = self._tok(option)
             score = float(first[toks[0]])
             if len(toks) > 1:
-                logp = torch.log_softmax(self._feed(toks[:-1]), dim=-1)
+                logp = torch.log_softmax(self._feed(toks[:-1], all_logits=True), dim=-1)
                 score += float(sum(logp[i, toks[i + 1]] for i in range(len(toks) - 1)))
                 self._rollback(base, saved)
             scores.append(score)
@@ -94,9 +104,11 @@ class TorchDecoder:
 
     def free_string(self, max_tokens: int) -> str:
         """Greedy text up to the closing quote or the cap, appended as a JSON literal."""
+        if self.string_cap is not None:
+            max_tokens = max(1, min(max_tokens, self.string_cap))
         base, saved = len(self.ids), self.logits
         self.emit('"')
-        generated: list[int] = []
+        fed: list[int] = []
         text = ""
         for step in range(max_tokens):
             logits = self.logits.clone()
@@ -106,21 +118,25 @@ class TorchDecoder:
             token = int(logits.argmax())
             if token == self.eos:
                 break
-            generated.append(token)
-            piece = self.lm.tokenizer.decode(generated, skip_special_tokens=True)
+            piece = self.lm.tokenizer.decode([*fed, token], skip_special_tokens=True)
             cut = _unescaped_quote(piece)
             if cut >= 0:
                 text = piece[:cut]
                 break
             text = piece
+            fed.append(token)
             self._feed([token])
-        self._rollback(base, saved)
         try:
             value = json.loads(f'"{text}"')
         except ValueError:
             value = text.replace("\\", "")
-        literal = json.dumps(value.strip() or "...", ensure_ascii=False)
-        self.emit(literal)
+        clean = value.strip() or "..."
+        literal = json.dumps(clean, ensure_ascii=False)
+        if clean == text and literal == f'"{text}"' and self.lm.tokenizer.decode(fed) == text:
+            self.emit('"')  # the cache already holds the text: just close the string
+        else:
+            self._rollback(base, saved)
+            self.emit(literal)
         return literal
 
     def number(self, low: float | None, high: float | None, integer: bool) -> str:
@@ -148,7 +164,8 @@ class TorchDecoder:
 
 def constrained_reply(lm: OfflineModel, prompt: list[int], request: ChatRequest) -> RawReply:
     """A structured reply or a tool call, valid by construction."""
-    decoder = TorchDecoder(lm, prompt)
+    cap = request.params.get("max_tokens")
+    decoder = TorchDecoder(lm, prompt, string_cap=int(cap) if cap is not None else None)
     if request.tools:
         name, arguments = build_tool_call([(t.name, t.parameters) for t in request.tools], decoder)
         return RawReply(
