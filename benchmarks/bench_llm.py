@@ -1,7 +1,7 @@
 """Model access: (a) what the client adds per call, (b) offline model tokens per second.
 
 (a) 256 concurrent chat calls against a zero-latency loopback server (run in its own process
-    so it does not share the GIL), side by side: raw HTTP (httpx2, the SDK's transport), the
+    so it does not share the GIL), side by side: raw HTTP (httpx), the
     bare ``AsyncOpenAI`` SDK, and our :class:`ModelClient` (limits, retries, records).
     Prints p50/p99 latency and calls/s; the difference is the client's added cost.
 (b) The offline SmolLM2-135M: load time from the GGUF vs the cached float32 copy, then
@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-import httpx2
+import httpx
 import openai
 from pydantic import BaseModel, Field
 
@@ -62,8 +62,8 @@ async def _measure(
 
 
 async def bench_client(url: str, calls: int, concurrency: int, rounds: int) -> None:
-    limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    raw = httpx2.AsyncClient(limits=limits, timeout=60)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    raw = httpx.AsyncClient(limits=limits, timeout=60)
     body = {"model": "m", "messages": MESSAGES}
 
     async def raw_call() -> None:
@@ -74,7 +74,12 @@ async def bench_client(url: str, calls: int, concurrency: int, rounds: int) -> N
         base_url=url,
         api_key="EMPTY",
         max_retries=0,
-        http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=60),
+        http_client=openai.DefaultAsyncHttpxClient(
+            limits=type(openai.DEFAULT_CONNECTION_LIMITS)(
+                max_connections=concurrency, max_keepalive_connections=concurrency
+            ),
+            timeout=60,
+        ),
     )
 
     async def sdk_call() -> None:
@@ -89,7 +94,7 @@ async def bench_client(url: str, calls: int, concurrency: int, rounds: int) -> N
     async def our_call() -> None:
         assert (await ours.chat(MESSAGES)).text == "ok"
 
-    paths = {"raw HTTP (httpx2)": raw_call, "openai SDK": sdk_call, "ModelClient": our_call}
+    paths = {"raw HTTP (httpx)": raw_call, "openai SDK": sdk_call, "ModelClient": our_call}
     for label, n, width in (
         (f"{concurrency} concurrent", calls, concurrency),
         ("sequential", 200, 1),

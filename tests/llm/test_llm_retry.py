@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import email.utils
 
-import httpx2
+import httpx
 import pytest
 
 from empathos.llm.config import RetryConfig
@@ -14,11 +14,11 @@ from empathos.llm.retry import AttemptStats, BackendError, parse_retry_after, ru
 def test_retry_after_forms() -> None:
     now = 1_000_000.0
     date = email.utils.formatdate(now + 30, usegmt=True)
-    assert parse_retry_after(httpx2.Headers({"Retry-After": "2.5"})) == 2.5
-    assert parse_retry_after(httpx2.Headers({"retry-after-ms": "1500"})) == 1.5
-    assert parse_retry_after(httpx2.Headers({"Retry-After": date}), now=now) == pytest.approx(30)
-    assert parse_retry_after(httpx2.Headers({"Retry-After": "soon"})) is None
-    assert parse_retry_after(httpx2.Headers({"Retry-After": "-5"})) == 0.0
+    assert parse_retry_after(httpx.Headers({"Retry-After": "2.5"})) == 2.5
+    assert parse_retry_after(httpx.Headers({"retry-after-ms": "1500"})) == 1.5
+    assert parse_retry_after(httpx.Headers({"Retry-After": date}), now=now) == pytest.approx(30)
+    assert parse_retry_after(httpx.Headers({"Retry-After": "soon"})) is None
+    assert parse_retry_after(httpx.Headers({"Retry-After": "-5"})) == 0.0
     assert parse_retry_after(None) is None
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx2 as httpx
 import openai
 
 from empathos.llm.config import EndpointConfig
@@ -37,7 +36,8 @@ class OpenAIBackend:
         assert config.base_url is not None
         self.endpoint: str | None = config.base_url
         self._secret = api_key
-        limits = httpx.Limits(
+        # The SDK's own Limits type (httpx or httpx2, depending on the SDK version).
+        limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
             max_connections=config.max_concurrency,
             max_keepalive_connections=config.max_concurrency,
         )
@@ -121,7 +121,7 @@ class OpenAIBackend:
             fmt = self._formats[0] if self._formats else "none"
             try:
                 response = await self.client.chat.completions.create(**self._kwargs(request, fmt))
-            except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:
+            except (openai.OpenAIError, OSError, ValueError) as exc:
                 err = classify_openai_error(exc)
                 err.message = self._redact(err.message)
                 if self._downgrade(request, err):

@@ -12,11 +12,10 @@ import asyncio
 import email.utils
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-import httpx2 as httpx
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -68,8 +67,10 @@ class AttemptStats:
     retries: int = 0
 
 
-def parse_retry_after(headers: httpx.Headers | None, now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date)."""
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or HTTP date).
+
+    ``headers`` is looked up with lower-case names (HTTP header mappings ignore case)."""
     if headers is None:
         return None
     millis = headers.get("retry-after-ms")
@@ -98,7 +99,7 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 def classify_openai_error(exc: Exception) -> BackendError:
-    """Map an ``openai`` SDK (or httpx) exception to a classified :class:`BackendError`."""
+    """Map an ``openai`` SDK exception (or a bare timeout / OS error) to a BackendError."""
     if isinstance(exc, openai.APITimeoutError):
         return BackendError("transient", "request timed out")
     if isinstance(exc, openai.APIConnectionError):
@@ -124,9 +125,9 @@ def classify_openai_error(exc: Exception) -> BackendError:
     if isinstance(exc, openai.APIResponseValidationError | ValueError):
         # The body was not the JSON the SDK expected: a misbehaving server, maybe transient.
         return BackendError("transient", f"unreadable response body ({type(exc).__name__})")
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, TimeoutError):
         return BackendError("transient", "request timed out")
-    if isinstance(exc, httpx.TransportError):
+    if isinstance(exc, OSError):
         return BackendError("transient", f"connection failed ({type(exc).__name__})")
     return BackendError("fatal", f"unexpected {type(exc).__name__}: {_short(str(exc))}")
 
