@@ -121,6 +121,23 @@ async def bench_client(url: str, calls: int, concurrency: int, rounds: int) -> N
     await ours.aclose()
 
 
+async def bench_own_cost(calls: int = 2000) -> None:
+    """The client's own work per call, with a scripted backend (no I/O at all)."""
+    model = build_model(EndpointConfig(kind="scripted"), role="bench")
+    await model.chat(MESSAGES)
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        await model.chat(MESSAGES)
+    sequential = (time.perf_counter() - t0) / calls
+    t0 = time.perf_counter()
+    await asyncio.gather(*(model.chat(MESSAGES) for _ in range(calls)))
+    together = (time.perf_counter() - t0) / calls
+    print(
+        f"    ModelClient's own work (scripted backend): {sequential * 1e6:.0f} us per call "
+        f"sequential, {together * 1e6:.0f} us per call with {calls} concurrent"
+    )
+
+
 class Rating(BaseModel):
     level: Literal[-1, 0, 1, 2] = Field(description="How empathic the reply is.")
     empathic: bool = Field(description="Whether the reply is empathic at all.")
@@ -218,6 +235,7 @@ def main() -> None:
     try:
         url = f"http://127.0.0.1:{port_q.get(timeout=30)}/v1"
         asyncio.run(bench_client(url, args.calls, args.concurrency, args.rounds))
+        asyncio.run(bench_own_cost())
     finally:
         stop.set()
         server.join(10)
