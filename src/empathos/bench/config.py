@@ -44,8 +44,9 @@ REQUIRED_ROLES: tuple[str, ...] = ("user", "director", "judge", "model_under_tes
 # The offline default (the README's main job): a turn cap that fits about 5 minutes on 2 cores.
 DEMO_MAX_TURNS = 3
 DEMO_OUT = Path("runs/offline-demo")
-# Per-role output caps of the offline default: SmolLM2-135M is slow on CPU and rambles.
-_DEMO_MAX_TOKENS = {"user": 48, "model_under_test": 64, "director": 48, "judge": 32}
+# Per-role output caps of the offline default (for structured output: per free-text field):
+# SmolLM2-135M is slow on CPU and rambles.
+_DEMO_MAX_TOKENS = {"user": 40, "model_under_test": 48, "director": 24, "judge": 12}
 _FLAGS = {
     "scenarios": "--scenarios",
     "cases": "--cases",
