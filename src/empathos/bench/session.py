@@ -43,6 +43,7 @@ __all__ = [
     "execute",
     "prepare_run",
     "run_leaderboard",
+    "sandbox_config",
     "select_scenarios",
 ]
 

@@ -1,0 +1,80 @@
+"""The public surface of the run modules, and the manifest reader per schema version."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+
+from empathos.bench.config import load_run_config
+from empathos.bench.manifest import Manifest, Session, read_manifest, utc_now, write_manifest
+from empathos.errors import ConfigError
+
+MODULES = [
+    "empathos.bench.config",
+    "empathos.bench.manifest",
+    "empathos.bench.progress",
+    "empathos.bench.roles",
+    "empathos.bench.rundir",
+    "empathos.bench.runner",
+    "empathos.bench.session",
+    "empathos.cli.run",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_all_is_honest(name: str) -> None:
+    mod = importlib.import_module(name)
+    exported = set(mod.__all__)
+    assert all(hasattr(mod, n) for n in exported)
+    defined_here = {
+        n
+        for n, obj in vars(mod).items()
+        if not n.startswith("_")
+        and (inspect.isfunction(obj) or inspect.isclass(obj))
+        and getattr(obj, "__module__", None) == name
+    }
+    assert defined_here <= exported, defined_here - exported
+
+
+def _manifest() -> Manifest:
+    now = utc_now()
+    return Manifest(
+        created_at=now,
+        updated_at=now,
+        config=load_run_config(None, {}, environ={}),
+        fingerprint={"max_turns": "abc"},
+        versions={"python": "3"},
+        prompts=[],
+        scenarios=[],
+        sessions=[Session(started_at=now, status="running")],
+    )
+
+
+def test_manifest_v1_round_trips(tmp_path: Path) -> None:
+    write_manifest(_manifest(), tmp_path)
+    back = read_manifest(tmp_path)
+    assert back is not None and back.schema_version == 1
+    assert back.config.max_turns == 3 and back.fingerprint == {"max_turns": "abc"}
+    assert read_manifest(tmp_path / "nowhere") is None
+
+
+def test_manifest_of_an_unknown_version_is_refused(tmp_path: Path) -> None:
+    write_manifest(_manifest(), tmp_path)
+    path = tmp_path / "manifest.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["schema_version"] = 2
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        read_manifest(tmp_path)
+    assert info.value.field == "schema_version" and info.value.file == str(path)
+
+
+def test_damaged_manifest_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        read_manifest(tmp_path)
+    assert "unreadable manifest" in info.value.problem
