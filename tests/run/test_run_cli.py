@@ -187,6 +187,32 @@ def test_bad_handler_fails_at_start_naming_the_role(tmp_path: Path) -> None:
     done = empathos("run", "--config", config, "--out", tmp_path / "out", cwd=tmp_path)
     assert done.returncode == 2
     assert "roles.director.handler" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()  # nothing written before the check
+
+
+def test_a_role_with_cache_on_reuses_its_replies_across_runs(tmp_path: Path) -> None:
+    roles = scripted_roles()
+    roles["judge"]["cache"] = True
+    cache = tmp_path / "shared-cache.sqlite"
+    config = write_config(
+        tmp_path / "run.yaml",
+        roles=roles,
+        cases="en-03-lease",
+        max_turns=2,
+        cache_path=str(cache),
+    )
+    for out in ("first", "second"):
+        done = empathos("run", "--config", config, "--out", tmp_path / out, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    assert cache.is_file()
+    hits = {}
+    for out in ("first", "second"):
+        record = read_record(tmp_path / out / "records" / "en-03-lease__t0.json")
+        for call in record.model_calls:
+            hits.setdefault((out, call.role), set()).add(call.cache_hit)
+    assert hits[("first", "judge")] == {False}
+    assert hits[("second", "judge")] == {True}  # same requests: answered from the cache
+    assert hits[("second", "tested")] == {False}  # cache is per role: off for the others
 
 
 def test_trials_make_one_dialogue_per_seed(tmp_path: Path) -> None:

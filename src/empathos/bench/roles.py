@@ -19,7 +19,7 @@ from empathos.llm import ModelClient, ResponseCache, build_model
 from empathos.llm.scripted import Handler
 from empathos.sandbox.config import Roles
 
-__all__ = ["CLIENT_ROLE", "build_roles", "load_handler"]
+__all__ = ["CLIENT_ROLE", "build_roles", "check_handlers", "load_handler"]
 
 # Config role name -> the role name recorded with each call.
 CLIENT_ROLE = {
@@ -71,6 +71,21 @@ def load_handler(spec: str, role: str) -> Handler:
     return cast(Handler, handler)
 
 
+def _handler(config: RunConfig, name: str) -> Handler | None:
+    endpoint = config.role(name)
+    if endpoint.handler is None:
+        return None
+    if endpoint.kind != "scripted":
+        raise ConfigError("handler is only used with kind: scripted", field=f"roles.{name}")
+    return load_handler(endpoint.handler, name)
+
+
+def check_handlers(config: RunConfig) -> None:
+    """Import every configured handler now, so a bad one fails before anything is written."""
+    for name in CLIENT_ROLE:
+        _handler(config, name)
+
+
 def build_roles(config: RunConfig, cache: ResponseCache | None) -> tuple[Roles, list[ModelClient]]:
     """The sandbox's role bundle and the clients to close at the end.
 
@@ -79,11 +94,8 @@ def build_roles(config: RunConfig, cache: ResponseCache | None) -> tuple[Roles, 
     for name, role in CLIENT_ROLE.items():
         if name == "director" and config.director_mode == "rules":
             continue
-        endpoint = config.role(name)
-        handler = load_handler(endpoint.handler, name) if endpoint.handler else None
-        if handler is not None and endpoint.kind != "scripted":
-            raise ConfigError("handler is only used with kind: scripted", field=f"roles.{name}")
-        clients[name] = build_model(endpoint, role, cache, handler=handler)
+        handler = _handler(config, name)
+        clients[name] = build_model(config.role(name), role, cache, handler=handler)
     roles = Roles(
         user=clients["user"],
         judge=clients["judge"],

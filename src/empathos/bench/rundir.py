@@ -39,6 +39,18 @@ __all__ = [
 
 INDEX_NAME = "index.sqlite"
 RECORDS_DIR = "records"
+# What a run writes; a directory holding only these (say, after a failed start) is ours.
+_OURS = frozenset(
+    {
+        MANIFEST_NAME,
+        *(
+            f"{db}{suffix}"
+            for db in ("index.sqlite", "cache.sqlite")
+            for suffix in ("", "-wal", "-shm")
+        ),
+        "records",
+    }
+)
 _KEY = re.compile(r"^(?P<case>.+)__t(?P<trial>\d+)$")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dialogues (
@@ -200,7 +212,8 @@ def open_run_dir(path: Path, fingerprint: dict[str, str], *, force: bool) -> Run
     if path.exists() and not path.is_dir():
         raise ConfigError("exists and is not a directory", file=path, field="--out")
     old = read_manifest(path) if path.is_dir() else None
-    if old is None and path.is_dir() and any(path.iterdir()):
+    foreign = [p for p in path.iterdir() if p.name not in _OURS] if path.is_dir() else []
+    if old is None and foreign:
         raise ConfigError(
             "exists, is not empty and is not a run directory (no manifest.json); "
             "choose another --out",

@@ -26,7 +26,7 @@ from empathos.bench.manifest import (
     write_manifest,
 )
 from empathos.bench.progress import RunProgress
-from empathos.bench.roles import build_roles
+from empathos.bench.roles import build_roles, check_handlers
 from empathos.bench.rundir import IndexRow, RunDir, open_run_dir
 from empathos.bench.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
 from empathos.epm import EPMConfig
@@ -166,6 +166,7 @@ def _new_manifest(
 def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
     """Check everything, open the run directory, write the manifest, plan the dialogues."""
     check_api_keys(config)
+    check_handlers(config)
     sandbox_config(config).epm()  # fails now on turn settings the EPM refuses
     scenarios, invalid = select_scenarios(config)
     languages = _languages(config, scenarios)
