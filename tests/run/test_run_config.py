@@ -12,10 +12,10 @@ from empathos.bench.config import (
     DEMO_OUT,
     REQUIRED_ROLES,
     RunConfig,
-    check_api_keys,
-    fingerprint_parts,
     load_run_config,
 )
+from empathos.bench.manifest import fingerprint_parts
+from empathos.bench.roles import check_api_keys
 from empathos.errors import ConfigError
 
 

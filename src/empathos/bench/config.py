@@ -12,8 +12,6 @@ A ``roles:`` section in the file must name every role the run needs.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,8 +32,6 @@ __all__ = [
     "RoleEndpoint",
     "RolesConfig",
     "RunConfig",
-    "check_api_keys",
-    "fingerprint_parts",
     "load_run_config",
 ]
 
@@ -380,48 +376,3 @@ def _check_model_flag(config: RunConfig, sources: _Sources) -> None:
             f"the offline backend serves only {OFFLINE_MODEL_ID}; give --base-url (an "
             "OpenAI-compatible endpoint) or a roles.model_under_test entry in --config",
         )
-
-
-def check_api_keys(config: RunConfig, environ: Mapping[str, str] | None = None) -> None:
-    """Fail at once, naming the role and the variable (never the key), if a key is unset."""
-    env = os.environ if environ is None else environ
-    for role in REQUIRED_ROLES:
-        endpoint = config.role(role)
-        if endpoint.api_key_env and not env.get(endpoint.api_key_env):
-            raise ConfigError(
-                f"environment variable {endpoint.api_key_env} (the API key of role {role}) "
-                "is not set",
-                field=f"roles.{role}.api_key_env",
-            )
-
-
-# -- fingerprint ----------------------------------------------------------------------
-def fingerprint_parts(config: RunConfig, system_prompt_version: str) -> dict[str, str]:
-    """What shapes a dialogue's content, part by part (hash each for a readable diff).
-
-    Addresses, keys, timeouts, limits, retries and the cache do not count: the same model
-    served on another port resumes the same run."""
-    parts: dict[str, Any] = {}
-    for role in REQUIRED_ROLES:
-        ep = config.role(role)
-        shaping = {
-            "kind": ep.kind,
-            "model": ep.model,
-            "handler": ep.handler,
-            "sampling": ep.sampling(),
-        }
-        parts[f"roles.{role}"] = shaping
-    parts.update(
-        max_turns=config.max_turns,
-        min_turns=config.min_turns,
-        eval_every=config.eval_every,
-        director_mode=config.director_mode,
-        epm_preset=config.epm_preset,
-        system_prompt=system_prompt_version,
-    )
-    return {k: _digest(v) for k, v in parts.items()}
-
-
-def _digest(value: Any) -> str:
-    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]

@@ -9,6 +9,7 @@ end, outcome).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -22,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from empathos.bench.config import RunConfig
+from empathos.bench.config import REQUIRED_ROLES, RunConfig
 from empathos.errors import ConfigError
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "PromptInfo",
     "ScenarioInfo",
     "Session",
+    "fingerprint_parts",
     "git_commit",
     "package_versions",
     "read_manifest",
@@ -207,3 +209,34 @@ def read_manifest(run_dir: Path) -> Manifest | None:
         first = exc.errors()[0]
         field = ".".join(str(x) for x in first["loc"])
         raise ConfigError(first["msg"], file=path, field=field) from None
+
+
+def fingerprint_parts(config: RunConfig, system_prompt_version: str) -> dict[str, str]:
+    """What shapes a dialogue's content, part by part (hash each for a readable diff).
+
+    Addresses, keys, timeouts, limits, retries and the cache do not count: the same model
+    served on another port resumes the same run."""
+    parts: dict[str, Any] = {}
+    for role in REQUIRED_ROLES:
+        ep = config.role(role)
+        shaping = {
+            "kind": ep.kind,
+            "model": ep.model,
+            "handler": ep.handler,
+            "sampling": ep.sampling(),
+        }
+        parts[f"roles.{role}"] = shaping
+    parts.update(
+        max_turns=config.max_turns,
+        min_turns=config.min_turns,
+        eval_every=config.eval_every,
+        director_mode=config.director_mode,
+        epm_preset=config.epm_preset,
+        system_prompt=system_prompt_version,
+    )
+    return {k: _digest(v) for k, v in parts.items()}
+
+
+def _digest(value: Any) -> str:
+    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
-from empathos.bench.config import RunConfig
+from empathos.bench.config import REQUIRED_ROLES, RunConfig
 from empathos.errors import ConfigError
 from empathos.llm import ModelClient, ResponseCache, build_model
 from empathos.llm.scripted import Handler
 from empathos.sandbox.config import Roles
 
-__all__ = ["CLIENT_ROLE", "build_roles", "check_handlers", "load_handler"]
+__all__ = ["CLIENT_ROLE", "build_roles", "check_api_keys", "check_handlers", "load_handler"]
 
 # Config role name -> the role name recorded with each call.
 CLIENT_ROLE = {
@@ -103,3 +105,16 @@ def build_roles(config: RunConfig, cache: ResponseCache | None) -> tuple[Roles, 
         tested=clients["model_under_test"],
     )
     return roles, list(clients.values())
+
+
+def check_api_keys(config: RunConfig, environ: Mapping[str, str] | None = None) -> None:
+    """Fail at once, naming the role and the variable (never the key), if a key is unset."""
+    env = os.environ if environ is None else environ
+    for role in REQUIRED_ROLES:
+        endpoint = config.role(role)
+        if endpoint.api_key_env and not env.get(endpoint.api_key_env):
+            raise ConfigError(
+                f"environment variable {endpoint.api_key_env} (the API key of role {role}) "
+                "is not set",
+                field=f"roles.{role}.api_key_env",
+            )

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from empathos.bench.config import RunConfig, check_api_keys, fingerprint_parts
+from empathos.bench.config import RunConfig
 from empathos.bench.leaderboard import LeaderboardRow, leaderboard
 from empathos.bench.manifest import (
     Manifest,
     PromptInfo,
     ScenarioInfo,
     Session,
+    fingerprint_parts,
     git_commit,
     package_versions,
     read_manifest,
@@ -26,7 +27,7 @@ from empathos.bench.manifest import (
     write_manifest,
 )
 from empathos.bench.progress import RunProgress
-from empathos.bench.roles import build_roles, check_handlers
+from empathos.bench.roles import build_roles, check_api_keys, check_handlers
 from empathos.bench.rundir import IndexRow, RunDir, open_run_dir
 from empathos.bench.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
 from empathos.epm import EPMConfig
