@@ -31,6 +31,7 @@ from empathos.llm.types import (
     ToolDef,
     ToolSpec,
     as_messages,
+    json_schema_of,
 )
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "cache_key",
     "concurrency_limit",
     "fault",
+    "json_schema_of",
     "record_of",
     "resolve_api_key",
     "rules",
