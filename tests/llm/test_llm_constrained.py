@@ -87,3 +87,12 @@ def test_tool_calls_are_always_one_of_the_tools(data: st.DataObject) -> None:
         [(n, m.model_json_schema()) for n, m in tools.items()], RandomDecoder(data)
     )
     tools[name].model_validate_json(arguments)
+
+
+@given(st.lists(st.integers(0, 4), max_size=30), st.integers(0, 4))
+def test_no_repeat_rule_bans_exactly_the_repeating_tokens(tokens: list[int], nxt: int) -> None:
+    from empathos.llm.decoder import _repeats
+
+    grams = {tuple(tokens[i : i + 3]) for i in range(len(tokens) - 2)}
+    repeats = len(tokens) >= 2 and (*tokens[-2:], nxt) in grams
+    assert (nxt in _repeats(tokens)) == repeats

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["TorchDecoder", "constrained_reply"]
 
 _MAX_DIGITS = 9
+_NO_REPEAT_NGRAM = 3  # free-text fields never repeat a 3-token sequence
 
 
 def _unescaped_quote(text: str) -> int:
@@ -26,6 +27,14 @@ def _unescaped_quote(text: str) -> int:
         if ch == '"' and (i == 0 or text[i - 1] != "\\"):
             return i
     return -1
+
+
+def _repeats(tokens: list[int], n: int = _NO_REPEAT_NGRAM) -> list[int]:
+    """Tokens that would repeat an n-gram already in ``tokens`` (greedy text loops otherwise)."""
+    if len(tokens) < n:
+        return []
+    tail = tokens[len(tokens) - n + 1 :]
+    return [tokens[i + n - 1] for i in range(len(tokens) - n + 1) if tokens[i : i + n - 1] == tail]
 
 
 class TorchDecoder:
@@ -115,6 +124,8 @@ class TorchDecoder:
             if step == 0:  # no empty string: the first token must open some text
                 logits[self.sets["quote"]] = float("-inf")
                 logits[self.eos] = float("-inf")
+            for banned in _repeats(fed):
+                logits[banned] = float("-inf")
             token = int(logits.argmax())
             if token == self.eos:
                 break
