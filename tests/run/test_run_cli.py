@@ -234,3 +234,20 @@ def test_official_cases_of_the_published_layout(tmp_path: Path, empa_sample: Pat
     ids = {r["scenario_id"] for r in index_rows(out).values()}
     assert len(ids) == 2 and ids <= set(listed)
     assert {s["language"] for s in manifest(out)["scenarios"]} == {"zh"}
+
+
+def test_a_changed_scenario_is_refused_on_resume(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    card = scenarios / "en-02-night-shift.yaml"
+    shutil.copy(builtin_path() / "en" / "en-02-night-shift.yaml", card)
+    config = write_config(
+        tmp_path / "run.yaml", roles=scripted_roles(), scenarios=str(scenarios), max_turns=2
+    )
+    out = tmp_path / "out"
+    assert empathos("run", "--config", config, "--out", out, cwd=tmp_path).returncode == 0
+    text = card.read_text(encoding="utf-8")
+    card.write_text(text.replace("topic: ", "topic: Hello. ", 1), encoding="utf-8")
+    again = empathos("run", "--config", config, "--out", out, cwd=tmp_path)
+    assert again.returncode == 2
+    assert "scenario content changed" in again.stderr and "en-02-night-shift__t0" in again.stderr
