@@ -13,7 +13,14 @@ from run_helpers import empathos, index_rows, manifest, scripted_roles, write_co
 
 from empathos.records import read_record
 
-CASES = ("en-01-sourdough", "en-02-night-shift", "en-03-lease", "en-04-diagnosis")
+CASES = (
+    "en-01-sourdough",
+    "en-02-night-shift",
+    "en-03-lease",
+    "en-04-diagnosis",
+    "en-05-choir",
+    "en-06-faith",
+)
 
 
 def _wait_for_records(records: Path, proc: subprocess.Popen[str], deadline_s: float) -> None:
