@@ -77,6 +77,12 @@ def test_model_flag_without_an_address_fails_clearly() -> None:
     assert "--base-url" in info.value.problem
 
 
+def test_base_url_flag_without_a_model_id_fails_clearly() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_run_config(None, {"base_url": "http://127.0.0.1:9/v1"}, environ={})
+    assert info.value.field == "--base-url" and "--model" in info.value.problem
+
+
 def test_missing_role_in_a_roles_section_is_named(tmp_path: Path) -> None:
     roles = scripted_roles()
     del roles["director"]

@@ -366,6 +366,9 @@ def _check_roles(merged: dict[str, Any], file_layer: dict[str, Any], sources: _S
                 field="--model",
             )
         mut["kind"] = "offline"
+    url_flag = "roles.model_under_test.base_url" in sources.cli
+    if url_flag and isinstance(mut, dict) and not mut.get("model"):
+        raise ConfigError("needs --model (the model id at that endpoint)", field="--base-url")
 
 
 def _check_model_flag(config: RunConfig, sources: _Sources) -> None:
