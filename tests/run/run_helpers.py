@@ -38,18 +38,31 @@ def write_config(path: Path, **fields: Any) -> Path:
     return path
 
 
+def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a CLI subprocess: no EMPATHOS_* run settings leak in (only the
+    cache directory, where the offline model's converted copy lives); a wide terminal."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
+    if "EMPATHOS_CACHE_DIR" in os.environ:
+        env["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
+    return {**env, "COLUMNS": "200", **(extra or {})}
+
+
+def spawn(*args: str | Path, cwd: Path, stdout: int, stderr: int) -> subprocess.Popen[str]:
+    """Start the ``empathos`` CLI in a subprocess (for tests that signal or stop it)."""
+    command = [sys.executable, "-m", "empathos", *map(str, args)]
+    return subprocess.Popen(
+        command, cwd=cwd, env=cli_env(), stdout=stdout, stderr=stderr, text=True
+    )
+
+
 def empathos(
     *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """Run the ``empathos`` CLI in a subprocess (no EMPATHOS_* variables leak in)."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
-    if "EMPATHOS_CACHE_DIR" in os.environ:  # where the offline model's converted copy lives
-        base["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
-    base.update({"COLUMNS": "200", **(env or {})})
+    """Run the ``empathos`` CLI in a subprocess and wait for it."""
     return subprocess.run(
         [sys.executable, "-m", "empathos", *map(str, args)],
         cwd=cwd,
-        env=base,
+        env=cli_env(env),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -73,17 +86,10 @@ def manifest(run_dir: Path) -> dict[str, Any]:
 @contextmanager
 def served(backend: str, cwd: Path, startup_s: float = 180) -> Iterator[str]:
     """``empathos serve --backend BACKEND --port 0`` in a subprocess; yields its base URL."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
-    if "EMPATHOS_CACHE_DIR" in os.environ:
-        env["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "empathos", "serve", "--backend", backend, "--port", "0"],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    proc = spawn(
+        "serve", "--backend", backend, "--port", "0", cwd=cwd,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
     try:
         assert proc.stdout is not None
         found: list[str] = []

@@ -5,16 +5,14 @@ Ctrl-C right after its header, which also checks that an interrupted default run
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from run_helpers import manifest
+from run_helpers import manifest, spawn
 
 from empathos.bench.config import DEMO_MAX_TURNS
 from empathos.scenarios import DEFAULT_BUILTIN_IDS
@@ -22,18 +20,7 @@ from empathos.scenarios import DEFAULT_BUILTIN_IDS
 
 @pytest.mark.slow
 def test_no_arguments_is_the_announced_offline_default(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
-    if "EMPATHOS_CACHE_DIR" in os.environ:
-        env["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
-    env["COLUMNS"] = "200"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "empathos", "run"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn("run", cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     lines: list[str] = []
 
     def read() -> None:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from run_helpers import empathos, index_rows, manifest, scripted_roles, write_config
+from run_helpers import empathos, index_rows, manifest, scripted_roles, spawn, write_config
 
 from empathos.records import read_record
 
@@ -43,15 +41,7 @@ def test_ctrl_c_then_the_same_command_resumes(tmp_path: Path) -> None:
     )
     out = tmp_path / "out"
     args = ["run", "--config", str(config), "--out", str(out)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "empathos", *args],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn(*args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         _wait_for_records(out / "records", proc, deadline_s=60)
         proc.send_signal(signal.SIGINT)
