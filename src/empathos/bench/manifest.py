@@ -149,6 +149,8 @@ def package_versions() -> dict[str, str]:
 def git_commit() -> str | None:
     """The commit of the checkout empathos is imported from (None outside a git checkout)."""
     here = Path(__file__).resolve().parent
+    if "site-packages" in here.parts or "dist-packages" in here.parts:
+        return None  # an installed copy: any repository around it is not empathos's
     try:
         done = subprocess.run(
             ["git", "rev-parse", "HEAD"],
