@@ -251,3 +251,30 @@ def test_a_changed_scenario_is_refused_on_resume(tmp_path: Path) -> None:
     again = empathos("run", "--config", config, "--out", out, cwd=tmp_path)
     assert again.returncode == 2
     assert "scenario content changed" in again.stderr and "en-02-night-shift__t0" in again.stderr
+
+
+def test_system_prompt_choice_is_recorded_and_a_bad_file_refused(tmp_path: Path) -> None:
+    prompt = tmp_path / "companion.txt"
+    prompt.write_text("You are a calm friend. Keep replies short.\n", encoding="utf-8")
+    config = write_config(
+        tmp_path / "run.yaml",
+        roles=scripted_roles(),
+        cases="en-03-lease",
+        max_turns=2,
+        system_prompt=str(prompt),
+    )
+    out = tmp_path / "out"
+    assert empathos("run", "--config", config, "--out", out, cwd=tmp_path).returncode == 0
+    (used,) = [p for p in manifest(out)["prompts"] if p["role"] == "model_under_test"]
+    assert used["id"] == "custom:companion.txt"
+    record = read_record(out / "records" / "en-03-lease__t0.json")
+    assert record.metadata["system_prompt"]["id"] == "custom:companion.txt"
+    missing = write_config(
+        tmp_path / "bad.yaml",
+        roles=scripted_roles(),
+        system_prompt=str(tmp_path / "nope.txt"),
+    )
+    refused = empathos("run", "--config", missing, "--out", tmp_path / "o2", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "nope.txt" in refused.stderr and "system_prompt" in refused.stderr
+    assert not (tmp_path / "o2").exists()
