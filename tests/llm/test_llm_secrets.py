@@ -68,3 +68,21 @@ async def test_api_key_never_leaks(
     assert any(r.name.startswith("openai") for r in caplog.records)  # DEBUG logs were seen
     leaks = [text[:80] for text in outputs if key in text]
     assert leaks == []
+
+
+async def test_credentials_in_base_url_never_reach_records(
+    fault_server: FaultServer, make_config: Any
+) -> None:
+    secret = f"pw{uuid.uuid4().hex}"
+    url = fault_server.url.replace("http://", f"http://bob:{secret}@", 1) + "?key=" + secret
+    fault_server.script(Step.ok("hello"), Step.status(400))
+    model = build_model(make_config(url, max_attempts=1), role="tested")
+    ok = await model.chat([{"role": "user", "content": "hi"}])
+    with pytest.raises(ModelCallError) as info:
+        await model.chat([{"role": "user", "content": "again"}])
+    await model.aclose()
+    failed = record_of(info.value)
+    assert failed is not None
+    texts = [ok.record.model_dump_json(), failed.model_dump_json(), info.value.line()]
+    assert ok.record.endpoint is not None and ok.record.endpoint.startswith("http://127.0.0.1:")
+    assert [t[:80] for t in texts if secret in t] == []

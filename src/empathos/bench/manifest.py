@@ -19,12 +19,12 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from empathos.bench.config import REQUIRED_ROLES, RunConfig
 from empathos.errors import ConfigError
+from empathos.llm.config import redact_url
 
 __all__ = [
     "MANIFEST_NAME",
@@ -109,17 +109,6 @@ class Manifest(_Model):
 def utc_now() -> str:
     """The current UTC time, ISO 8601."""
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def redact_url(url: str | None) -> str | None:
-    """``url`` without user:password and query string (where keys sometimes hide)."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def redacted_config(config: RunConfig) -> RunConfig:

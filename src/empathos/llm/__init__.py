@@ -12,7 +12,13 @@ Build a role's model with :func:`build_model` from its :class:`EndpointConfig`; 
 
 from empathos.llm.cache import ResponseCache, cache_key
 from empathos.llm.client import Backend, ModelClient, concurrency_limit
-from empathos.llm.config import EndpointConfig, RetryConfig, StructuredConfig, resolve_api_key
+from empathos.llm.config import (
+    EndpointConfig,
+    RetryConfig,
+    StructuredConfig,
+    redact_url,
+    resolve_api_key,
+)
 from empathos.llm.factory import build_model
 from empathos.llm.retry import BackendError, ErrorKind
 from empathos.llm.scripted import ScriptedBackend, ToolReply, auto_reply, fault, rules
@@ -66,6 +72,7 @@ __all__ = [
     "fault",
     "json_schema_of",
     "record_of",
+    "redact_url",
     "resolve_api_key",
     "rules",
 ]

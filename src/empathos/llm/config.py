@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from empathos.errors import ConfigError
 
-__all__ = ["EndpointConfig", "RetryConfig", "StructuredConfig", "resolve_api_key"]
+__all__ = ["EndpointConfig", "RetryConfig", "StructuredConfig", "redact_url", "resolve_api_key"]
 
 
 class RetryConfig(BaseModel):
@@ -144,3 +145,14 @@ def resolve_api_key(config: EndpointConfig, role: str) -> str | None:
             field=f"roles.{role}.api_key_env",
         )
     return value
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` without user:password and query string (where keys sometimes hide)."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))

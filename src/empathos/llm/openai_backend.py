@@ -13,7 +13,7 @@ from typing import Any
 
 import openai
 
-from empathos.llm.config import EndpointConfig
+from empathos.llm.config import EndpointConfig, redact_url
 from empathos.llm.retry import BackendError, classify_openai_error
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
 
@@ -34,7 +34,7 @@ class OpenAIBackend:
 
     def __init__(self, config: EndpointConfig, api_key: str | None) -> None:
         assert config.base_url is not None
-        self.endpoint: str | None = config.base_url
+        self.endpoint: str | None = redact_url(config.base_url)  # records never hold credentials
         self._secret = api_key
         # The SDK's own Limits type (httpx or httpx2, depending on the SDK version).
         limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
