@@ -114,6 +114,17 @@ def test_bad_files_name_file_and_field_and_others_still_load(tmp_path: Path) -> 
     assert "other.json: (top level): not a dialogue record" in joined
 
 
+def test_run_directory_stands_for_its_records(tmp_path: Path) -> None:
+    run = tmp_path / "my-run"
+    rec = record_from_data(make_published([GOOD]), file=tmp_path / "x.json")
+    write_record(rec.model_copy(update={"source": "empathos"}), run / "records" / "a__t0.json")
+    _write(run / "manifest.json", {"schema_version": 1, "config": {}})
+    (run / "index.sqlite").write_bytes(b"SQLite format 3\x00")
+    records, errors = load_records([run])
+    assert errors == []
+    assert [(r.path.name, r.group) for r in records] == [("a__t0.json", "my-run")]
+
+
 def test_unsupported_schema_version_is_a_clear_error(tmp_path: Path) -> None:
     rec = record_from_data(make_published([GOOD]), file=tmp_path / "x.json")
     data = rec.model_dump(mode="json") | {"schema_version": 99}

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from empathos.bench.config import REQUIRED_ROLES, RunConfig
 from empathos.errors import ConfigError
 from empathos.llm.config import redact_url
+from empathos.records.io import RUN_MANIFEST_NAME
 
 __all__ = [
     "MANIFEST_NAME",
@@ -44,7 +45,7 @@ __all__ = [
     "write_manifest",
 ]
 
-MANIFEST_NAME = "manifest.json"
+MANIFEST_NAME = RUN_MANIFEST_NAME
 MANIFEST_SCHEMA_VERSION = 1
 _PACKAGES = ("empathos", "pydantic", "openai", "numpy", "torch", "transformers", "typer")
 

@@ -26,6 +26,7 @@ from empathos.bench.manifest import MANIFEST_NAME, read_manifest, utc_now
 from empathos.epm import TerminationKind
 from empathos.errors import ConfigError, RecordError
 from empathos.records import DialogueRecord, read_record, write_record
+from empathos.records.io import RUN_RECORDS_DIR
 
 __all__ = [
     "INDEX_NAME",
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 INDEX_NAME = "index.sqlite"
-RECORDS_DIR = "records"
+RECORDS_DIR = RUN_RECORDS_DIR
 # What a run writes; a directory holding only these (say, after a failed start) is ours.
 _OURS = frozenset(
     {

@@ -79,7 +79,7 @@ def _report(prepared: PreparedRun, crashed: int) -> int:
             err.print(f"  {row.dialogue_id}: {row.reason}", markup=False, highlight=False)
     out = prepared.config.out
     err.print(
-        f"records: {out}/records (rescore with: empathos score {out}/records)",
+        f"records: {out}/records (rescore with: empathos score {out})",
         markup=False,
         highlight=False,
         soft_wrap=True,

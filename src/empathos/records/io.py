@@ -17,6 +17,8 @@ from empathos.records.model import DialogueRecord
 from empathos.records.published import import_published, is_published
 
 __all__ = [
+    "RUN_MANIFEST_NAME",
+    "RUN_RECORDS_DIR",
     "LoadedRecord",
     "RecordFormat",
     "detect_format",
@@ -26,6 +28,10 @@ __all__ = [
     "record_from_data",
     "write_record",
 ]
+
+#: The layout of a run directory (written by ``empathos.bench``; read here by ``score``).
+RUN_MANIFEST_NAME = "manifest.json"
+RUN_RECORDS_DIR = "records"
 
 RecordFormat = Literal["empathos", "empa-published"]
 
@@ -125,11 +131,18 @@ def find_record_files(paths: Iterable[str | Path]) -> Iterator[tuple[Path, str]]
     """Expand paths into ``(file, group)`` pairs, sorted within each directory.
 
     A file stands for itself (group: its directory's name); a directory holds record files
-    (one directory = one model) and/or directories of them. Hidden files are skipped.
+    (one directory = one model) and/or directories of them. Hidden files are skipped. A run
+    directory written by ``empathos run`` (``manifest.json`` beside ``records/``) stands for
+    the records in its ``records/`` folder.
     """
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        if p.is_dir() and (p / RUN_MANIFEST_NAME).is_file() and (p / RUN_RECORDS_DIR).is_dir():
+            # a run directory of `empathos run`: its records, grouped under the run's name
+            for f in sorted((p / RUN_RECORDS_DIR).glob("*.json")):
+                if not f.name.startswith("."):
+                    yield f, p.resolve().name
+        elif p.is_dir():
             entries = sorted(x for x in p.iterdir() if not x.name.startswith("."))
             for f in entries:
                 if f.is_file() and f.suffix == ".json":
