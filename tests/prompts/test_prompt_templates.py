@@ -7,17 +7,12 @@ import string
 import pytest
 import yaml
 
-import empathos.prompts as prompts_pkg
 from empathos.errors import ConfigError
 from empathos.prompts import (
     LANGUAGES,
     ROLES,
-    blocks,
-    director_tools,
-    judge_forms,
     load_template,
     render,
-    roles,
 )
 from empathos.prompts.render import fragments, templates_dir
 
@@ -68,11 +63,3 @@ def test_fragment_sets_match_across_languages() -> None:
     for key, frag in en.items():
         ids_en = set(string.Template(frag).get_identifiers())
         assert ids_en == set(string.Template(zh[key]).get_identifiers()), key
-
-
-@pytest.mark.parametrize("module", [prompts_pkg, blocks, director_tools, judge_forms, roles])
-def test_all_lists_are_honest(module: object) -> None:
-    names = module.__all__
-    assert len(set(names)) == len(names)
-    for name in names:
-        assert hasattr(module, name), name

@@ -135,11 +135,3 @@ async def test_many_envs_step_concurrently() -> None:
     for e in envs:
         rec = e.record()
         assert all(t.assistant == f"reply from {id(e)}" for t in rec.turns)
-
-
-def test_public_names_are_exported() -> None:
-    import empathos.sandbox as sandbox
-
-    for name in sandbox.__all__:
-        assert getattr(sandbox, name) is not None, name
-    assert sorted(sandbox.__all__) == sandbox.__all__

@@ -79,13 +79,3 @@ def test_default_pair_is_english_and_light(builtin: list[Scenario]) -> None:
     for s in pair:
         norm = s.resolved_labels().p0_norm
         assert norm is not None and norm <= 27
-
-
-def test_all_lists_are_honest() -> None:
-    import empathos.scenarios as pkg
-    from empathos.scenarios import loaders, model, published, validation
-
-    for module in (pkg, loaders, model, published, validation):
-        assert len(set(module.__all__)) == len(module.__all__)
-        for name in module.__all__:
-            assert hasattr(module, name), (module.__name__, name)

@@ -10,6 +10,8 @@ from empathos import __version__
 from empathos.cli import rl, run, scenarios, score, serve
 from empathos.errors import EmpathosError
 
+__all__ = ["app", "main", "version_cmd"]
+
 app = typer.Typer(
     name="empathos",
     help="Evaluate empathic support as a process (EMPA) and train policies for it (MAPO).",

@@ -15,6 +15,8 @@ from rich.table import Table
 
 from empathos.errors import ConfigError
 
+__all__ = ["app", "compare"]
+
 app = typer.Typer(
     help="MAPO: advantage estimators and the simulated comparison", no_args_is_help=True
 )

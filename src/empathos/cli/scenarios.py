@@ -15,7 +15,7 @@ from rich.table import Table
 
 from empathos.scenarios import BUILTIN, DEFAULT_BUILTIN_IDS, LoadResult, Scenario, load_scenarios
 
-__all__ = ["app", "label_counts"]
+__all__ = ["app", "check", "label_counts", "list_cmd"]
 
 app = typer.Typer(help="Validate and list scenario sets.", no_args_is_help=True)
 

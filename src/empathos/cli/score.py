@@ -17,7 +17,7 @@ from empathos.examples import examples_dir
 from empathos.records import LoadedRecord, load_records
 from empathos.report import leaderboard_csv, leaderboard_json, leaderboard_table
 
-__all__ = ["register"]
+__all__ = ["By", "Format", "Preset", "register"]
 
 
 class Preset(StrEnum):

@@ -10,6 +10,8 @@ import typer
 
 from empathos.errors import ConfigError
 
+__all__ = ["ServeBackend", "register"]
+
 
 class ServeBackend(StrEnum):
     """What answers the requests."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from empathos.records.model import DialogueRecord
 
-__all__ = ["BEGIN", "END", "record_json_schema", "render_schema_block", "update_doc"]
+__all__ = ["BEGIN", "END", "main", "record_json_schema", "render_schema_block", "update_doc"]
 
 BEGIN = "<!-- schema:begin -->"
 END = "<!-- schema:end -->"

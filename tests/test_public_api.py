@@ -1,0 +1,42 @@
+"""Every module's ``__all__`` is honest: it names only what exists, and every public function
+or class defined in the module is listed (httpx keeps its surface honest the same way)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import empathos
+
+MODULES = sorted(
+    info.name
+    for info in pkgutil.walk_packages(empathos.__path__, prefix="empathos.")
+    if not info.name.endswith("__main__")
+)
+
+
+def test_every_area_is_walked() -> None:
+    areas = {name.split(".")[1] for name in MODULES}
+    assert {"epm", "rubric", "records", "llm", "sandbox", "bench", "rl", "cli"} <= areas
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_all_is_honest(name: str) -> None:
+    mod = importlib.import_module(name)
+    names = list(getattr(mod, "__all__", ()))
+    assert len(names) == len(set(names)), f"{name}.__all__ repeats a name"
+    exported = set(names)
+    missing = sorted(n for n in exported if not hasattr(mod, n))
+    assert missing == [], f"{name}.__all__ names what does not exist: {missing}"
+    defined_here = {
+        n
+        for n, obj in vars(mod).items()
+        if not n.startswith("_")
+        and (inspect.isfunction(obj) or inspect.isclass(obj))
+        and getattr(obj, "__module__", None) == name
+    }
+    unlisted = sorted(defined_here - exported)
+    assert unlisted == [], f"{name} defines public names missing from __all__: {unlisted}"
