@@ -40,9 +40,9 @@ __all__ = [
 
 
 class EPMPoint(BaseModel):
-    """The EPM state after one evaluation (turn 0 is the initial point)."""
+    """The EPM state after one evaluation (turn 0 is the initial point). Numbers are finite."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     turn: int = Field(ge=0, description="Turn index of the evaluation (0 = initial point).")
     P: tuple[float, ...] = Field(description="Latent state P_t, one value per axis.")

@@ -62,7 +62,10 @@ def detect_format(data: object) -> RecordFormat | None:
 def _pydantic_error(exc: ValidationError, file: Path) -> RecordError:
     first = exc.errors()[0]
     field = ".".join(str(x) for x in first["loc"]) or None
-    return RecordError(first["msg"], file=file, field=field)
+    msg = first["msg"]
+    if field is None and msg.startswith("Value error, "):
+        msg = msg.removeprefix("Value error, ")  # our own validators name the field in msg
+    return RecordError(msg, file=file, field=field)
 
 
 def record_from_data(data: Any, *, file: Path) -> DialogueRecord:

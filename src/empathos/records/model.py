@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from empathos.epm import EPMConfig, EPMPoint, Termination
-from empathos.rubric import EMPATHY_RUBRIC, Rubric
+from empathos.rubric import EMPATHY_RUBRIC, Indicator, Rubric
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -109,6 +109,21 @@ class ModelCallRecord(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
 
 
+def _check_levels(
+    ratings: dict[str, IndicatorRating], family: tuple[Indicator, ...], where: str
+) -> None:
+    """Every rating names an indicator of ``family`` and holds one of its levels (or None)."""
+    allowed = {ind.key: ind.levels for ind in family}
+    for key, rating in ratings.items():
+        if key not in allowed:
+            raise ValueError(f"{where}.{key}: unknown indicator (known: {', '.join(allowed)})")
+        if rating.level is not None and rating.level not in allowed[key]:
+            raise ValueError(
+                f"{where}.{key}.level: {rating.level} is out of range "
+                f"(allowed: {list(allowed[key])})"
+            )
+
+
 class DialogueRecord(_Model):
     """One dialogue, everything needed to re-score it and to replay its EPM trajectory."""
 
@@ -155,6 +170,9 @@ class DialogueRecord(_Model):
         for ev in self.evaluations:
             if len(ev.state.P) != dim or (ev.state.v is not None and len(ev.state.v) != dim):
                 raise ValueError(f"evaluation at turn {ev.turn}: vectors must have {dim} values")
+        _check_levels(self.iedr.ratings, self.rubric.iedr, "iedr.ratings")
+        for i, ev in enumerate(self.evaluations):
+            _check_levels(ev.ratings, self.rubric.mdep, f"evaluations[{i}].ratings")
         return self
 
     @property

@@ -8,9 +8,10 @@ the dynamics; missing ratings are flagged on the evaluation.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from empathos.epm import EPMConfig, EPMPoint, Termination, TerminationKind
 from empathos.errors import InputError, RecordError
@@ -63,20 +64,24 @@ def _need(obj: Any, key: str, file: Path, where: str) -> Any:
     return obj[key]
 
 
+def _finite(x: object) -> TypeGuard[int | float]:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
 def _vector(value: Any, file: Path, field: str, dim: int = 3) -> tuple[float, ...]:
     ok = isinstance(value, list) and len(value) == dim
-    if ok and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
+    if ok and all(_finite(x) for x in value):
         return tuple(float(x) for x in value)
     raise RecordError(
-        f"expected a list of {dim} numbers, got {value!r:.60}", file=file, field=field
+        f"expected a list of {dim} finite numbers, got {value!r:.60}", file=file, field=field
     )
 
 
 def _number(obj: dict[str, Any], key: str, file: Path, field: str) -> float:
     value = obj.get(key)
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if _finite(value):
         return float(value)
-    raise RecordError(f"expected a number, got {value!r:.40}", file=file, field=field)
+    raise RecordError(f"expected a finite number, got {value!r:.40}", file=file, field=field)
 
 
 def _ratings(
@@ -129,7 +134,7 @@ def _point(p: dict[str, Any], file: Path, field: str, prev_E: float) -> EPMPoint
         turn=turn,
         P=P,
         v=v,
-        delta_E=float(delta) if isinstance(delta, int | float) else E_total - prev_E,
+        delta_E=float(delta) if _finite(delta) else E_total - prev_E,
         E_total=E_total,
         alignment=float(align),
         projection=_number(epm, "projection", file, f"{field}epm.projection"),
@@ -167,10 +172,18 @@ def _evaluations(traj: list[Any], file: Path) -> tuple[EPMPoint, list[Evaluation
     return initial, evals
 
 
+def _object(obj: dict[str, Any], key: str, file: Path, field: str) -> dict[str, Any]:
+    """``obj[key]`` when it is an object, {} when absent or empty; anything else is an error."""
+    value = obj.get(key) or {}
+    if not isinstance(value, dict):
+        raise RecordError(f"expected an object, got {value!r:.40}", file=file, field=field)
+    return value
+
+
 def _iedr(epj: dict[str, Any], P0: tuple[float, ...], file: Path) -> InitialDeficit:
-    details = epj.get("iedr_details") or {}
-    filled = details.get("filled_iedr") or {}
-    detailed = filled.get("_detailed") or {}
+    details = _object(epj, "iedr_details", file, "epj.iedr_details")
+    filled = _object(details, "filled_iedr", file, "epj.iedr_details.filled_iedr")
+    detailed = _object(filled, "_detailed", file, "epj.iedr_details.filled_iedr._detailed")
     source = {**{f"{k}_level": v for k, v in filled.items() if k in _IEDR_KEYS}, **detailed}
     ratings = _ratings(source, _IEDR_KEYS, lambda k: k, [])
     return InitialDeficit(ratings=ratings, P0=P0)
@@ -209,13 +222,15 @@ def _victory_success(epj: dict[str, Any]) -> bool:
 def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
     """Convert one parsed published result file; errors name the file and field."""
     epj = _need(data, "epj", file, "")
+    if not isinstance(epj, dict):
+        raise RecordError(f"expected an object, got {epj!r:.40}", file=file, field="epj")
     scenario_id = str(_need(data, "script_id", file, ""))
     P0 = _vector(_need(epj, "P_0_initial_deficit", file, "epj."), file, "epj.P_0_initial_deficit")
     initial, evals = _evaluations(_need(epj, "trajectory", file, "epj."), file)
     if initial.P != P0:
         raise RecordError("P_t of turn 0 differs from P_0", file=file, field="epj.trajectory[0]")
     total_turns = data.get("total_turns", evals[-1].turn if evals else 0)
-    if not isinstance(total_turns, int) or total_turns < 0:
+    if not isinstance(total_turns, int) or isinstance(total_turns, bool) or total_turns < 0:
         raise RecordError(f"bad value {total_turns!r}", file=file, field="total_turns")
     reason = str(data.get("termination_reason") or "")
     kind = termination_kind_from_text(reason)
@@ -225,8 +240,15 @@ def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
         kind = TerminationKind.SUCCESS_POSITIONAL if success else TerminationKind.ERROR
         notes.append(f"termination reason not recognised: {reason[:80]!r}")
     turns, director = _turns(data.get("history", []), file)
-    params = epj.get("epm_params") or {}
+    params = _object(epj, "epm_params", file, "epj.epm_params")
     alpha = params.get("alpha", 0.1)
+    if not _finite(alpha) or alpha <= 0:
+        raise RecordError(
+            f"expected a number > 0, got {alpha!r:.40}", file=file, field="epj.epm_params.alpha"
+        )
+    K = epj.get("K", 1)
+    if not isinstance(K, int) or isinstance(K, bool) or K < 1:
+        raise RecordError(f"expected a whole number >= 1, got {K!r:.40}", file=file, field="epj.K")
     return DialogueRecord(
         source="empa-published",
         scenario_id=scenario_id,
@@ -240,9 +262,7 @@ def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
             )
             if data.get(k)
         },
-        epm_config=EPMConfig.preset(
-            "reference", alpha=float(alpha), eval_every=int(epj.get("K", 1))
-        ),
+        epm_config=EPMConfig.preset("reference", alpha=float(alpha), eval_every=K),
         iedr=_iedr(epj, P0, file),
         initial_state=initial,
         turns=turns,
