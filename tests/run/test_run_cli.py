@@ -278,3 +278,14 @@ def test_system_prompt_choice_is_recorded_and_a_bad_file_refused(tmp_path: Path)
     assert refused.returncode == 2
     assert "nope.txt" in refused.stderr and "system_prompt" in refused.stderr
     assert not (tmp_path / "o2").exists()
+
+
+def test_an_unreadable_scenario_source_names_the_path_not_the_cases(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for source, problem in ((tmp_path / "missing", "no such file"), (empty, "no scenario")):
+        out = tmp_path / "out"
+        done = empathos("run", "--scenarios", source, "--out", out, cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr.strip().startswith(f"error: {source}: {problem}"), done.stderr
+        assert "--cases" not in done.stderr and not out.exists()

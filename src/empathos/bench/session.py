@@ -77,6 +77,11 @@ def select_scenarios(config: RunConfig) -> tuple[list[Scenario], list[ScenarioEr
 
     Invalid scenarios are returned apart (reported and skipped); the rest still run."""
     loaded = load_scenarios(config.scenarios)
+    if not loaded.scenarios and loaded.errors:
+        # nothing readable at all (a missing path, an empty folder): say why, not "no case"
+        first, more = loaded.errors[0], len(loaded.errors) - 1
+        extra = f" (and {more} more: see empathos scenarios check)" if more else ""
+        raise ScenarioError(first.problem + extra, file=first.file, field=first.field)
     cases = config.cases
     ids: list[str] | Literal["official"] | None
     if cases is None and config.scenarios == BUILTIN and config.offline_default:
