@@ -107,3 +107,15 @@ def test_cli_compare_unknown_estimator_is_one_line(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
     assert "ppo_gae" in run.stderr and "mapo_dialogue" in run.stderr
+
+
+def test_cli_compare_unusable_out_fails_before_training(tmp_path: Path) -> None:
+    taken = tmp_path / "a-file"
+    taken.write_text("not a folder", encoding="utf-8")
+    cmd = [sys.executable, "-m", "empathos", "rl", "compare", "--estimators", "grpo"]
+    cmd += ["--seeds", "1", "--steps", "1", "--out", str(taken)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.strip().startswith(f"error: {taken}: --out: cannot create")
+    assert "SIMULATION" not in run.stdout  # nothing was trained
+    assert taken.read_text(encoding="utf-8") == "not a folder"

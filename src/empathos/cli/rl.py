@@ -77,6 +77,11 @@ def compare(
         raise ConfigError(f"an estimator is listed twice: {estimators}", field="--estimators")
     for name in names:
         get_estimator(name)  # fail fast, listing the valid names, before torch is imported
+    try:  # fail before training, not after it: the outputs are written at the end
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problem = f"cannot create the output folder ({exc.strerror or exc.__class__.__name__})"
+        raise ConfigError(problem, file=out, field="--out") from None
     from empathos.rl.compare import CompareConfig, aggregate, run_compare, write_outputs
     from empathos.rl.sim import SIMULATION_LABEL
     from empathos.rl.trainer import TrainConfig
