@@ -289,3 +289,14 @@ def test_an_unreadable_scenario_source_names_the_path_not_the_cases(tmp_path: Pa
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert done.stderr.strip().startswith(f"error: {source}: {problem}"), done.stderr
         assert "--cases" not in done.stderr and not out.exists()
+
+
+def test_an_uncreatable_out_is_one_line(tmp_path: Path, scripted_config: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    out = blocker / "run"  # a folder below a file cannot be created
+    done = empathos("run", "--config", scripted_config, "--out", out, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        f"error: {out}: --out: cannot create the run directory (Not a directory)"
+    )

@@ -232,5 +232,9 @@ def open_run_dir(path: Path, fingerprint: dict[str, str], *, force: bool) -> Run
             )
         if diff:
             _start_over(path)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problem = f"cannot create the run directory ({exc.strerror or exc.__class__.__name__})"
+        raise ConfigError(problem, file=path, field="--out") from None
     return RunDir(path)
