@@ -81,8 +81,8 @@ def success_codes(
     """Victory per dialogue, shape (N,): a success code or 0.
 
     t: turn (scalar or (N,)); p_norm = ||P_t||, projection = P_t . v*_0, E_total,
-    mean_alignment (mean over scored points so far, t = 0 included) and zone (in-zone bool),
-    each (N,). Only when t >= min_turns.
+    mean_alignment (mean over the scored evaluations so far; :func:`empathos.epm.victory`
+    leaves the t = 0 point out) and zone (in-zone bool), each (N,). Only when t >= min_turns.
     """
     pn = np.asarray(p_norm, dtype=np.float64)
     e = round_to(E_total, config.energy_decimals)
