@@ -261,3 +261,11 @@ def test_score_without_path_uses_examples() -> None:
     assert out.returncode == 0
     assert out.stdout.splitlines()[0].startswith("case,n,successes")
     assert "bundled example records" in out.stderr
+
+
+@pytest.mark.parametrize("command", ["score", "replay"])
+def test_a_folder_without_records_says_so(tmp_path: Path, command: str) -> None:
+    (tmp_path / "notes.txt").write_text("no records here", encoding="utf-8")
+    out = _run(command, str(tmp_path))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert f"error: no record files (.json) found in {tmp_path}" in out.stderr

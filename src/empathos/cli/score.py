@@ -64,6 +64,9 @@ def _load(paths: list[Path], err: Console) -> tuple[list[LoadedRecord], list[Rec
     records, errors = load_records(paths)
     for exc in errors:
         err.print(f"error: {exc.line()}", markup=False, highlight=False, soft_wrap=True)
+    if not records and not errors:
+        where = ", ".join(str(p) for p in paths)
+        err.print(f"error: no record files (.json) found in {where}", markup=False, soft_wrap=True)
     flagged = [(x, ev) for x in records for ev in x.record.evaluations if ev.flags]
     if flagged:
         files = len({x.path for x, _ in flagged})
