@@ -165,3 +165,14 @@ def test_unknown_metadata_label_is_reported(empa_sample: Path, tmp_path: Path) -
     [err] = result.errors
     assert err.file == str(root / "case_metadata.json")
     assert err.field == f"{first['script_id']}.category" and "unheard-of" in err.problem
+
+
+def test_unreadable_stories_file_is_reported_not_raised(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "script_001.md").write_text("invented card without sections", encoding="utf-8")
+    (tmp_path / "character_stories.json").write_text("{ not json", encoding="utf-8")
+    result = load_scenarios(tmp_path)  # the loader's contract: never raises for bad content
+    assert result.scenarios == []
+    assert result.errors[0].file == str(tmp_path / "character_stories.json")
+    assert "unreadable JSON" in result.errors[0].problem

@@ -251,7 +251,11 @@ def _stories(root: Path, errors: list[ScenarioError]) -> dict[str, dict[str, Any
     if not path.is_file():
         errors.append(ScenarioError("missing character_stories.json", file=path))
         return {}
-    data = _read_json(path)
+    try:
+        data = _read_json(path)
+    except ScenarioError as exc:  # reported; every case then lacks its story
+        errors.append(exc)
+        return {}
     if not isinstance(data, list):
         errors.append(ScenarioError("expected a list of stories", file=path))
         return {}
