@@ -182,3 +182,14 @@ def test_select(make_scenario: Any) -> None:
         select(items, ["s0", "s9"])
     with pytest.raises(ScenarioError, match="official"):
         select(items, "official")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_stored_p0_is_refused(
+    tmp_path: Path, make_scenario: Any, write: Any, bad: float
+) -> None:
+    data = make_scenario()
+    data.pop("iedr", None)  # P_0 only: a NaN used to reach the EPM and crash the dialogue
+    data["p0"] = [bad, -3.0, -4.0]
+    err = _only_error(write.yaml(tmp_path / "p0.yaml", data))
+    assert err.field == "p0.0" and "finite" in err.problem

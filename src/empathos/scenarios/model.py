@@ -15,7 +15,14 @@ import re
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FiniteFloat,
+    field_validator,
+    model_validator,
+)
 
 from empathos.rubric import EMPATHY_RUBRIC
 from empathos.rubric import p0_from_iedr as rubric_p0
@@ -303,7 +310,7 @@ class Scenario(_Model):
         default=None,
         description="Stored IEDR levels (0..3) keyed C.1..P.3, so P_0 is known without a judge.",
     )
-    p0: tuple[float, float, float] | None = Field(
+    p0: tuple[FiniteFloat, FiniteFloat, FiniteFloat] | None = Field(
         default=None, description="Stored P_0 as (C, A, P); derived from `iedr` when absent."
     )
     raw_persona_prompt: str | None = Field(
