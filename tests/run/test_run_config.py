@@ -118,6 +118,14 @@ def test_unparsable_yaml_is_one_error(tmp_path: Path) -> None:
     assert info.value.file == str(path) and "YAML" in info.value.problem
 
 
+def test_a_config_that_is_not_utf8_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_bytes(b"trials: 1\n\xff\xfe\n")  # e.g. saved as UTF-16 / Latin-1
+    with pytest.raises(ConfigError) as info:
+        load_run_config(path, {}, environ={})
+    assert info.value.file == str(path) and "not UTF-8" in info.value.problem
+
+
 def test_min_turns_above_max_turns_is_refused() -> None:
     with pytest.raises(ConfigError) as info:
         load_run_config(None, {"max_turns": 3, "min_turns": 5}, environ={})

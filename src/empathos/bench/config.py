@@ -212,6 +212,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror or exc}", file=path) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
     except yaml.YAMLError as exc:
         problem = " ".join(str(exc).split())
         raise ConfigError(f"not valid YAML: {problem}", file=path) from None
