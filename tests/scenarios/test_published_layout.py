@@ -176,3 +176,15 @@ def test_unreadable_stories_file_is_reported_not_raised(tmp_path: Path) -> None:
     assert result.scenarios == []
     assert result.errors[0].file == str(tmp_path / "character_stories.json")
     assert "unreadable JSON" in result.errors[0].problem
+
+
+def test_unreadable_official_list_is_reported_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "script_001.md").write_text("invented card", encoding="utf-8")
+    (tmp_path / "character_stories.json").write_text("[]", encoding="utf-8")
+    (tmp_path / "official_cases.txt").write_bytes(b"script_001\n\xff\xfe\n")
+    result = load_scenarios(tmp_path)
+    assert any(
+        e.file == str(tmp_path / "official_cases.txt") and "unreadable" in e.problem
+        for e in result.errors
+    )

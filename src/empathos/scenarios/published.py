@@ -272,6 +272,19 @@ def _stories(root: Path, errors: list[ScenarioError]) -> dict[str, dict[str, Any
     return out
 
 
+def _official(root: Path, errors: list[ScenarioError]) -> set[str]:
+    """The ids listed in official_cases.txt (none when it is absent or unreadable)."""
+    path = root / "official_cases.txt"
+    if not path.is_file():
+        return set()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(ScenarioError(f"unreadable: {exc}", file=path))
+        return set()
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
 def load_published(root: Path) -> tuple[list[Scenario], list[ScenarioError]]:
     """Every case of a published-layout directory; bad cases become errors, never exceptions."""
     errors: list[ScenarioError] = []
@@ -281,12 +294,7 @@ def load_published(root: Path) -> tuple[list[Scenario], list[ScenarioError]]:
         errors.append(exc)
         meta = {}
     stories = _stories(root, errors)
-    official_path = root / "official_cases.txt"
-    official = (
-        {ln.strip() for ln in official_path.read_text(encoding="utf-8").splitlines() if ln.strip()}
-        if official_path.is_file()
-        else set()
-    )
+    official = _official(root, errors)
     cards_dir = root / "cases" if (root / "cases").is_dir() else root
     scenarios: list[Scenario] = []
     cards = sorted(cards_dir.glob("*.md"))
