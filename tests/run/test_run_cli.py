@@ -300,3 +300,17 @@ def test_an_uncreatable_out_is_one_line(tmp_path: Path, scripted_config: Path) -
     assert done.stderr.strip() == (
         f"error: {out}: --out: cannot create the run directory (Not a directory)"
     )
+
+
+def test_a_damaged_index_is_one_line_and_deleting_it_resumes(
+    tmp_path: Path, scripted_config: Path
+) -> None:
+    out = tmp_path / "out"
+    assert empathos("run", "--config", scripted_config, "--out", out, cwd=tmp_path).returncode == 0
+    (out / "index.sqlite").write_bytes(b"not a database")
+    done = empathos("run", "--config", scripted_config, "--out", out, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().startswith(f"error: {out / 'index.sqlite'}: damaged run index")
+    (out / "index.sqlite").unlink()
+    again = empathos("run", "--config", scripted_config, "--out", out, cwd=tmp_path)
+    assert again.returncode == 0 and "3 of 3 dialogue(s) already finished" in again.stderr

@@ -138,9 +138,17 @@ class RunDir:
         self.records = path / RECORDS_DIR
         self.records.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path / INDEX_NAME)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise ConfigError(
+                f"damaged run index ({exc}); delete it and rerun: the records are indexed again "
+                "from their files",
+                file=path / INDEX_NAME,
+            ) from None
 
     def record_path(self, key: DialogueKey) -> Path:
         """Where the record of ``key`` lives."""
