@@ -85,6 +85,10 @@ def _epj(d: dict[str, Any]) -> dict[str, Any]:
 PUBLISHED_CASES: list[tuple[Callable[[dict[str, Any]], None], str]] = [
     (lambda d: _epj(d)["trajectory"][1].update(P_t=[float("nan"), 1, 1]), "trajectory[1].P_t"),
     (lambda d: _epj(d)["trajectory"][1]["epm"].update(E_total=float("inf")), "epm.E_total"),
+    (
+        lambda d: _epj(d)["trajectory"][1]["epm"].update(alignment=float("nan")),
+        "epj.trajectory[1].epm.alignment",
+    ),
     (lambda d: _epj(d).update(epm_params=[1]), "epj.epm_params: expected an object"),
     (lambda d: _epj(d).update(epm_params={"alpha": "abc"}), "epj.epm_params.alpha"),
     (lambda d: _epj(d).update(epm_params={"alpha": 0}), "epj.epm_params.alpha"),

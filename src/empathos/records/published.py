@@ -128,7 +128,7 @@ def _point(p: dict[str, Any], file: Path, field: str, prev_E: float) -> EPMPoint
     E_total = _number(epm, "E_total", file, f"{field}epm.E_total")
     delta = epm.get("delta_E")
     align = epm.get("alignment", 0.0)
-    if not isinstance(align, int | float) or isinstance(align, bool):
+    if not _finite(align):
         align = _number(epm, "alignment", file, f"{field}epm.alignment")
     return EPMPoint(
         turn=turn,
