@@ -11,23 +11,23 @@ Speed: the request goes through the SDK's public ``post`` rather than
 signature (a no-op for the plain JSON we build, but ~2.5 ms per call for a judge schema or the
 director's tools) and builds pydantic objects from the reply; ``post`` keeps everything else
 of the SDK (auth header, timeouts, HTTP errors as ``openai`` exceptions) and hands back the
-raw response, whose JSON we read ourselves. The JSON body sent is the same.
+raw response, whose JSON we read ourselves. The JSON body sent is the same. A plain
+``http://`` endpoint (no proxy configured) gets the lean transport of
+:mod:`empathos.llm.http11`; others (TLS, proxies) keep the SDK's HTTP stack.
 """
 
 from __future__ import annotations
 
 import itertools
 import ssl
+import urllib.parse
+import urllib.request
 from typing import Any
 
 import openai
 
-try:  # the HTTP library under the openai SDK: httpx2 from SDK 3 on, httpx before
-    import httpx2 as sdk_http
-except ImportError:  # pragma: no cover
-    import httpx as sdk_http  # type: ignore[no-redef]
-
 from empathos.llm.config import EndpointConfig, redact_url
+from empathos.llm.http11 import PlainHTTPTransport, sdk_http
 from empathos.llm.retry import BackendError, classify_openai_error
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
 
@@ -39,32 +39,52 @@ _PATH = "/chat/completions"
 _OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}
 # httpcore's connection pool looks at each of its connections (probing every idle socket)
 # whenever a request starts or ends, so its CPU cost per call grows with the pool's size: with
-# 64 calls in flight it was a third of the framework's CPU. Calls are therefore spread over
-# up to _MAX_POOLS pools of about _POOL_SIZE connections each.
+# 64 calls in flight it was a third of the framework's CPU. Where the lean transport does not
+# apply, calls are spread over up to _MAX_POOLS pools of about _POOL_SIZE connections each.
 _POOL_SIZE = 16
 _MAX_POOLS = 8
 
 
-def _sdk_client(
-    config: EndpointConfig, api_key: str | None, pools: int, tls: ssl.SSLContext
-) -> openai.AsyncOpenAI:
-    """One SDK client with its own pool: room for every call in flight (no call ever waits
-    for a connection), keeping alive its share of them. ``tls`` is the default TLS context,
-    made once and shared (loading the CA bundle costs ~20 ms per client)."""
+def _plain_http(base_url: str) -> bool:
+    """An ``http://`` URL with no proxy configured in the environment (conservative: any
+    HTTP proxy variable, even one NO_PROXY would bypass, keeps the SDK's own stack)."""
+    proxies = urllib.request.getproxies()
+    return urllib.parse.urlsplit(base_url).scheme == "http" and not {"http", "all"} & set(proxies)
+
+
+def _pooled_http(config: EndpointConfig, pools: int, tls: ssl.SSLContext) -> Any:
+    """The SDK's HTTP client with its own pool: room for every call in flight (no call ever
+    waits for a connection), keeping alive its share of them. ``tls`` is the default TLS
+    context, made once and shared (loading the CA bundle costs ~20 ms per client)."""
     # The SDK's own Limits type (httpx or httpx2, depending on the SDK version).
     limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
         max_connections=config.max_concurrency,
         max_keepalive_connections=-(-config.max_concurrency // pools),
     )
-    return openai.AsyncOpenAI(
-        base_url=config.base_url,
-        api_key=api_key or _NO_KEY,
-        max_retries=0,
-        timeout=config.timeout_s,
-        http_client=openai.DefaultAsyncHttpxClient(
-            limits=limits, timeout=config.timeout_s, verify=tls
-        ),
-    )
+    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=config.timeout_s, verify=tls)
+
+
+def _sdk_clients(config: EndpointConfig, api_key: str | None) -> list[openai.AsyncOpenAI]:
+    """The endpoint's SDK clients: one over the lean transport for plain HTTP, else one per
+    _POOL_SIZE calls in flight (at most _MAX_POOLS)."""
+    assert config.base_url is not None
+    if _plain_http(config.base_url):
+        lean = PlainHTTPTransport(max_keepalive=config.max_concurrency)
+        http_clients = [openai.DefaultAsyncHttpxClient(transport=lean, timeout=config.timeout_s)]
+    else:
+        pools = min(_MAX_POOLS, -(-config.max_concurrency // _POOL_SIZE))  # ceil division
+        tls = sdk_http.create_ssl_context()  # what each client would make for itself
+        http_clients = [_pooled_http(config, pools, tls) for _ in range(pools)]
+    return [
+        openai.AsyncOpenAI(
+            base_url=config.base_url,
+            api_key=api_key or _NO_KEY,
+            max_retries=0,
+            timeout=config.timeout_s,
+            http_client=http,
+        )
+        for http in http_clients
+    ]
 
 
 def _schema_name(name: str | None) -> str:
@@ -81,11 +101,7 @@ class OpenAIBackend:
         assert config.base_url is not None
         self.endpoint: str | None = redact_url(config.base_url)  # records never hold credentials
         self._secret = api_key
-        # Calls are spread round-robin over a few SDK clients, each with its own connection
-        # pool (one client unless max_concurrency > _POOL_SIZE): see _POOL_SIZE.
-        pools = min(_MAX_POOLS, -(-config.max_concurrency // _POOL_SIZE))  # ceil division
-        tls = sdk_http.create_ssl_context()  # what each client would make for itself
-        self._clients = [_sdk_client(config, api_key, pools, tls) for _ in range(pools)]
+        self._clients = _sdk_clients(config, api_key)  # used round-robin
         self._next = itertools.cycle(self._clients)
         mode = config.structured.json_schema
         # What the endpoint accepts for structured output, best first; "auto" may fall back.
