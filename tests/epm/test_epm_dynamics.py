@@ -127,7 +127,7 @@ def test_no_termination_before_min_turns(
     state = init_state(p0.tolist(), cfg)
     for v in action_vectors(np.asarray(rows), EMPATHY_RUBRIC):
         state = step(state, v.tolist(), cfg)
-        term = check_termination(state, cfg, director_stop=True)
+        term = check_termination(state, cfg)
         if term is not None:
             assert term.turn >= min_turns
             break

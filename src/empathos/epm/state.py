@@ -193,24 +193,21 @@ _REASONS = {
     TerminationKind.SUCCESS_COMPANIONSHIP: "sustained well-aligned support with enough energy",
     TerminationKind.FAILURE_COLLAPSE: "consecutive negative-energy evaluations (collapse)",
     TerminationKind.FAILURE_STAGNATION_REGRESSION: "stagnation with persistent regression",
-    TerminationKind.DIRECTOR_STOP: "the director ended the dialogue after victory",
     TerminationKind.TIMEOUT: "reached the maximum number of turns",
 }
 
 
-def check_termination(
-    state: EPMState, config: EPMConfig, *, director_stop: bool = False
-) -> Termination | None:
-    """Check after an evaluation, in the spec's order: success, failure, director, timeout.
+def check_termination(state: EPMState, config: EPMConfig) -> Termination | None:
+    """Check after an evaluation, in the spec's order: success, failure, timeout.
 
     Unscored evaluations are skipped by the detectors; a dialogue whose unscored share exceeds
     ``unscored_share_limit`` ends as ``error`` once it would end anyway or reaches min_turns.
-    A director stop is honoured only when victory holds (so never before min_turns).
+    A director stop is not decided here: victory is checked first and would already end the
+    dialogue after an evaluation, so the director can only stop between evaluations (K > 1),
+    when :func:`victory` holds at that turn (see ``empathos.sandbox.transitions``).
     """
     t = state.turn
     kind = victory(state, config) or _failure(state, config)
-    if kind is None and director_stop and victory(state, config) is not None:
-        kind = TerminationKind.DIRECTOR_STOP
     if kind is None and t >= config.max_turns:
         kind = TerminationKind.TIMEOUT
     n = state.n_evaluations
