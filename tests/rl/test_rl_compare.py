@@ -18,7 +18,7 @@ from empathos.errors import ConfigError
 from empathos.rl import advantages as adv_mod
 from empathos.rl.advantages import register_estimator
 from empathos.rl.batch import AdvantageConfig, AdvantageResult, TurnBatch
-from empathos.rl.compare import interval
+from empathos.rl.compare import CompareConfig, aggregate, interval, run_compare, write_outputs
 from empathos.rl.trainer import TrainConfig, train
 
 TINY = TrainConfig(steps=4, scenarios_per_step=4, eval_personas=8, eval_every=2)
@@ -99,6 +99,21 @@ def test_cli_compare_end_to_end(tmp_path: Path) -> None:
     assert len(curves) == 2 and len(curves[0]["train"]["success"]) == 3
     for png in ("curve_eval_success.png", "curve_eval_epmq.png", "curve_train_return.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_compare_json_is_strict_even_with_one_seed(tmp_path: Path) -> None:
+    cfg = CompareConfig(estimators=["mapo", "grpo"], seeds=1, train=TINY)
+    runs = run_compare(cfg)
+    table = aggregate(runs)
+    assert math.isnan(table[0]["success"]["low"])  # one seed: no interval
+    write_outputs(cfg, runs, table, tmp_path)
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    doc = json.loads((tmp_path / "compare.json").read_text(), parse_constant=refuse)
+    row = doc["table"][0]
+    assert row["success"]["low"] is None and row["success"]["mean"] == table[0]["success"]["mean"]
 
 
 def test_cli_compare_unknown_estimator_is_one_line(tmp_path: Path) -> None:

@@ -53,9 +53,15 @@ class MetricSummary(BaseModel):
     """Mean over seeds with a 95% t-interval and the seed-to-seed standard deviation."""
 
     mean: float = Field(description="Mean over seeds")
-    low: float = Field(description="Lower end of the 95% interval (NaN with one seed)")
-    high: float = Field(description="Upper end of the 95% interval (NaN with one seed)")
-    std: float = Field(description="Seed-to-seed sample standard deviation (NaN with one seed)")
+    low: float = Field(
+        description="Lower end of the 95% interval (NaN with one seed; null in compare.json)"
+    )
+    high: float = Field(
+        description="Upper end of the 95% interval (NaN with one seed; null in compare.json)"
+    )
+    std: float = Field(
+        description="Seed-to-seed sample standard deviation (NaN with one seed; null in JSON)"
+    )
 
 
 def interval(values: Sequence[float]) -> MetricSummary:
@@ -158,6 +164,17 @@ def plot_curves(runs: dict[str, list[TrainResult]], out: Path) -> list[Path]:
     return paths
 
 
+def _finite_or_null(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float replaced by None (JSON ``null``)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite_or_null(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite_or_null(v) for v in obj]
+    return obj
+
+
 def write_outputs(
     cfg: CompareConfig, runs: dict[str, list[TrainResult]], table: list[dict[str, Any]], out: Path
 ) -> list[Path]:
@@ -179,6 +196,7 @@ def write_outputs(
     }
     path = out / "compare.json"
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, allow_nan=True), encoding="utf-8")
+    # strict JSON: an undefined number (an interval over one seed) is written as null
+    tmp.write_text(json.dumps(_finite_or_null(doc), indent=1, allow_nan=False), encoding="utf-8")
     tmp.replace(path)
     return [path, *plot_curves(runs, out)]

@@ -17,7 +17,7 @@ import torch
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from empathos.epm import EPMConfig, TrajectoryBatch, dialogue_indices
+from empathos.epm import TrajectoryBatch, dialogue_indices, half_space_distance
 from empathos.epm.termination import TERMINATION_CODES
 from empathos.rl.advantages import compute_advantages
 from empathos.rl.batch import AdvantageConfig, TurnBatch
@@ -111,9 +111,10 @@ def _epmq(env: SimEnv, traj: dict[str, F64], scored: NDArray[np.bool_], turns: F
     batch = TrajectoryBatch(
         p, de, al, mask, env.E.copy(), turns, lv.sum(axis=(1, 2)), (-np.minimum(lv, 0)).sum((1, 2))
     )
-    ind = dialogue_indices(batch, EPMConfig())
-    w = (0.4, 0.2, 0.4)
-    return np.asarray(sum(wi * ind[:, 3 * g : 3 * g + 3].mean(axis=1) for g, wi in enumerate(w)))
+    config = env.epm
+    ind = dialogue_indices(batch, config)
+    groups = ind.reshape(ind.shape[0], 3, 3).mean(axis=2)  # (N, 3): the groups, in index order
+    return np.asarray(groups @ np.asarray(config.weights))
 
 
 def rollout(
@@ -155,7 +156,7 @@ def rollout(
         traj["levels"][:, t] = np.where(out.scored[:, None], out.levels, 0)
         success |= out.done & _SUCCESS[out.code]
     turns = turn_mask.sum(axis=1).astype(np.float64)
-    dist_final = np.sqrt(np.sum(np.maximum(0.0, -1.0 - env.P) ** 2, axis=1))
+    dist_final = half_space_distance(env.P, env.epm.zone_eps)
     uid = np.repeat(np.arange(personas.p0.shape[0]), n)
     epmq = _epmq(env, traj, valid, turns)
     return Rollout(obs, actions, logp, rewards, valid, turn_mask, uid, success, dist_final, epmq)
