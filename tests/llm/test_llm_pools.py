@@ -16,7 +16,7 @@ USER = [{"role": "user", "content": "hello"}]
 async def test_many_pools_serve_every_call_at_once(
     make_config: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Any proxy variable keeps the SDK's stack (the lean transport speaks no proxy); NO_PROXY
+    # Any proxy variable keeps the SDK's default stack (not the aiohttp client); NO_PROXY
     # then lets the SDK's client reach the loopback server directly.
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")

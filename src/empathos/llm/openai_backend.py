@@ -12,8 +12,10 @@ signature (a no-op for the plain JSON we build, but ~2.5 ms per call for a judge
 director's tools) and builds pydantic objects from the reply; ``post`` keeps everything else
 of the SDK (auth header, timeouts, HTTP errors as ``openai`` exceptions) and hands back the
 raw response, whose JSON we read ourselves. The JSON body sent is the same. A plain
-``http://`` endpoint (no proxy configured) gets the lean transport of
-:mod:`empathos.llm.http11`; others (TLS, proxies) keep the SDK's HTTP stack.
+``http://`` endpoint (no proxy configured) uses the SDK's aiohttp client
+(``openai.DefaultAioHttpClient``, the ``openai[aiohttp]`` extra): with many calls in flight it
+costs about half the CPU per call of httpx's connection pool. Others (TLS, proxies) keep the
+SDK's default HTTP stack.
 """
 
 from __future__ import annotations
@@ -26,8 +28,12 @@ from typing import Any
 
 import openai
 
+try:  # the HTTP library under the openai SDK: httpx2 from SDK 3 on, httpx before
+    import httpx2 as sdk_http
+except ImportError:  # pragma: no cover
+    import httpx as sdk_http  # type: ignore[no-redef]
+
 from empathos.llm.config import EndpointConfig, redact_url
-from empathos.llm.http11 import PlainHTTPTransport, sdk_http
 from empathos.llm.retry import BackendError, classify_openai_error
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
 
@@ -39,17 +45,19 @@ _PATH = "/chat/completions"
 _OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}
 # httpcore's connection pool looks at each of its connections (probing every idle socket)
 # whenever a request starts or ends, so its CPU cost per call grows with the pool's size: with
-# 64 calls in flight it was a third of the framework's CPU. Where the lean transport does not
+# 64 calls in flight it was a third of the framework's CPU. Where the aiohttp client does not
 # apply, calls are spread over up to _MAX_POOLS pools of about _POOL_SIZE connections each.
 _POOL_SIZE = 16
 _MAX_POOLS = 8
 
 
 def _plain_http(base_url: str) -> bool:
-    """An ``http://`` URL with no proxy configured in the environment (conservative: any
-    HTTP proxy variable, even one NO_PROXY would bypass, keeps the SDK's own stack)."""
+    """An ``http://`` URL with no credentials in it and no proxy configured in the
+    environment (conservative: any HTTP proxy variable, even one NO_PROXY would bypass, keeps
+    the SDK's own stack; aiohttp refuses a bearer header beside URL credentials)."""
     proxies = urllib.request.getproxies()
-    return urllib.parse.urlsplit(base_url).scheme == "http" and not {"http", "all"} & set(proxies)
+    parts = urllib.parse.urlsplit(base_url)
+    return parts.scheme == "http" and parts.username is None and not {"http", "all"} & set(proxies)
 
 
 def _pooled_http(config: EndpointConfig, pools: int, tls: ssl.SSLContext) -> Any:
@@ -65,12 +73,11 @@ def _pooled_http(config: EndpointConfig, pools: int, tls: ssl.SSLContext) -> Any
 
 
 def _sdk_clients(config: EndpointConfig, api_key: str | None) -> list[openai.AsyncOpenAI]:
-    """The endpoint's SDK clients: one over the lean transport for plain HTTP, else one per
+    """The endpoint's SDK clients: one on the SDK's aiohttp client for plain HTTP, else one per
     _POOL_SIZE calls in flight (at most _MAX_POOLS)."""
     assert config.base_url is not None
     if _plain_http(config.base_url):
-        lean = PlainHTTPTransport(max_keepalive=config.max_concurrency)
-        http_clients = [openai.DefaultAsyncHttpxClient(transport=lean, timeout=config.timeout_s)]
+        http_clients = [openai.DefaultAioHttpClient(timeout=config.timeout_s)]
     else:
         pools = min(_MAX_POOLS, -(-config.max_concurrency // _POOL_SIZE))  # ceil division
         tls = sdk_http.create_ssl_context()  # what each client would make for itself
