@@ -12,7 +12,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from empathos.errors import ConfigError, ModelOutputError, ModelRateLimitError
+from empathos.errors import ConfigError, InputError, ModelOutputError, ModelRateLimitError
 from empathos.llm import (
     ChatRequest,
     EndpointConfig,
@@ -266,3 +266,12 @@ def test_openai_config_needs_url_and_key_is_read_from_env(
     with pytest.raises(ConfigError, match="EMPATHOS_TEST_NO_SUCH_KEY") as info:
         build_model(config, role="director")
     assert "roles.director.api_key_env" in info.value.line()
+
+
+def test_damaged_cache_file_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    path.write_bytes(b"this is not an SQLite database, just bytes " * 50)
+    with pytest.raises(InputError) as info:
+        ResponseCache(path)
+    assert info.value.file == str(path)
+    assert "delete it" in info.value.line()

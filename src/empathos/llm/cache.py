@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from empathos.errors import InputError
+
 __all__ = ["ResponseCache", "cache_key"]
 
 _SCHEMA = """
@@ -42,11 +44,18 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA)
-            self._conn.commit()
+        try:
+            with self._lock:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(_SCHEMA)
+                self._conn.commit()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise InputError(
+                f"not a usable response cache ({exc}); delete it to start a fresh one",
+                file=self.path,
+            ) from None
         self.hits = 0
         self.misses = 0
 
