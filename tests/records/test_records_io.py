@@ -76,6 +76,27 @@ def test_termination_reason_text_maps_to_kinds(text: str, kind: str) -> None:
     assert termination_kind_from_text(text) == TerminationKind(kind)
 
 
+@pytest.mark.parametrize(
+    ("primary", "kind"),
+    [
+        ("geometric", "success_geometric"),
+        ("positional", "success_positional"),
+        (None, "success_positional"),
+    ],
+)
+def test_unrecognised_reason_of_a_success_takes_the_victory_type(
+    tmp_path: Path, primary: str | None, kind: str
+) -> None:
+    doc = make_published([GOOD], reason="the session wrapped up nicely")
+    achieved = {"achieved": True, "value": 1.0, "threshold": 1.0}
+    doc["epj"]["epm_victory_analysis"] = {
+        "primary_victory_type": primary,
+        "conditions": {"geometric": achieved, "positional": achieved, "energetic": achieved},
+    }
+    rec = record_from_data(doc, file=_write(tmp_path / "x.json", doc))
+    assert rec.termination.kind.value == kind
+
+
 def test_own_record_round_trips_atomically(tmp_path: Path) -> None:
     doc = make_published([GOOD, BAD, GOOD])
     rec = record_from_data(doc, file=tmp_path / "x.json")

@@ -219,6 +219,15 @@ def _victory_success(epj: dict[str, Any]) -> bool:
     return bool(spatial and (cond.get("energetic") or {}).get("achieved"))
 
 
+def _success_kind(epj: dict[str, Any]) -> TerminationKind:
+    """The success kind named by the victory analysis (positional when it names none)."""
+    va = epj.get("epm_victory_analysis")
+    primary = va.get("primary_victory_type") if isinstance(va, dict) else None
+    if primary == "geometric":
+        return TerminationKind.SUCCESS_GEOMETRIC
+    return TerminationKind.SUCCESS_POSITIONAL
+
+
 def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
     """Convert one parsed published result file; errors name the file and field."""
     epj = _need(data, "epj", file, "")
@@ -237,7 +246,7 @@ def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
     success = _victory_success(epj)
     notes: list[str] = []
     if kind is None:
-        kind = TerminationKind.SUCCESS_POSITIONAL if success else TerminationKind.ERROR
+        kind = _success_kind(epj) if success else TerminationKind.ERROR
         notes.append(f"termination reason not recognised: {reason[:80]!r}")
     turns, director = _turns(data.get("history", []), file)
     params = _object(epj, "epm_params", file, "epj.epm_params")
