@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import queue
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from typing import Literal
 
@@ -17,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from empathos.errors import ModelFatalError
 from empathos.llm import EndpointConfig, ToolSpec, build_model
+from empathos.llm.testing import served
 
 
 class Rating(BaseModel):
@@ -34,56 +32,12 @@ class Close(BaseModel):
 
 
 PROMPT = [{"role": "user", "content": "My dog died last week and I can't focus."}]
-_PUMPS: dict[int, threading.Thread] = {}
-
-
-def _start(*args: str, timeout_s: float = 240.0) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "empathos", "serve", "--port", "0", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-
-    pumper = threading.Thread(target=pump, daemon=True)
-    pumper.start()
-    _PUMPS[proc.pid] = pumper
-    seen = []
-    while True:
-        try:
-            line = lines.get(timeout=timeout_s)
-        except queue.Empty:
-            _stop(proc)
-            raise AssertionError(f"serve did not print its URL: {seen}") from None
-        seen.append(line)
-        if line.startswith("serving ") and " at http://" in line:
-            return proc, line.split(" at ", 1)[1].strip()
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    _PUMPS.pop(proc.pid).join(10)
-    assert proc.stdout is not None
-    proc.stdout.close()
 
 
 @pytest.fixture(scope="module")
 def offline_server() -> Iterator[str]:
-    proc, url = _start()
-    yield url
-    _stop(proc)
+    with served() as url:
+        yield url
 
 
 @pytest.mark.slow
@@ -132,8 +86,7 @@ def test_serve_answers_openai_wire_format(offline_server: str) -> None:
 
 
 async def test_serve_scripted_backend_and_fatal_errors() -> None:
-    proc, url = _start("--backend", "scripted", timeout_s=60)
-    try:
+    with served("--backend", "scripted", startup_s=60) as url:
         model = build_model(EndpointConfig(base_url=url, model="scripted"), role="user")
         assert (await model.chat(PROMPT)).text.startswith("(scripted) My dog died")
         assert (await model.structured(PROMPT, Rating)).value.level == "low"
@@ -142,8 +95,6 @@ async def test_serve_scripted_backend_and_fatal_errors() -> None:
             await bad.chat(PROMPT)
         await model.aclose()
         await bad.aclose()
-    finally:
-        _stop(proc)
 
 
 def test_serve_on_a_busy_port_fails_with_one_line() -> None:

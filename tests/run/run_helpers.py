@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from empathos.llm.testing import served as serve_subprocess
 
 HANDLERS = Path(__file__).with_name("run_handlers.py").resolve()
 ROLES = ("user", "director", "judge", "model_under_test")
@@ -85,34 +85,9 @@ def manifest(run_dir: Path) -> dict[str, Any]:
 
 @contextmanager
 def served(backend: str, cwd: Path, startup_s: float = 180) -> Iterator[str]:
-    """``empathos serve --backend BACKEND --port 0`` in a subprocess; yields its base URL."""
-    proc = spawn(
-        "serve", "--backend", backend, "--port", "0", cwd=cwd,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        found: list[str] = []
-
-        def read_first_line() -> None:
-            assert proc.stdout is not None
-            found.append(proc.stdout.readline())
-
-        reader = threading.Thread(target=read_first_line, daemon=True)
-        reader.start()
-        reader.join(startup_s)
-        match = re.search(r"(http://\S+/v1)", found[0] if found else "")
-        assert match, f"the server did not announce its URL: {found!r}"
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+    """``empathos serve --backend BACKEND`` on a free port, in the CLI tests' environment."""
+    with serve_subprocess("--backend", backend, startup_s=startup_s, cwd=cwd, env=cli_env()) as url:
+        yield url
 
 
 def openai_roles(url: str, **fields: Any) -> dict[str, dict[str, Any]]:

@@ -17,12 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import queue
+import subprocess
+import sys
 import threading
 from collections import deque
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["FaultServer", "Step", "completion_body"]
+__all__ = ["FaultServer", "Step", "completion_body", "served"]
 
 
 def completion_body(
@@ -209,3 +216,58 @@ class FaultServer:
             return True
         finally:
             self.in_flight -= 1
+
+
+@contextmanager
+def served(
+    *args: str,
+    startup_s: float = 240.0,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """``empathos serve --port 0 ARGS`` in a subprocess; yields its base URL (``.../v1``).
+
+    For tests of the whole HTTP path: the server picks a free loopback port and prints
+    ``serving <model> at <url>`` once it listens; its output is drained in a thread (so the
+    pipe never fills) and it is stopped on exit. ``env`` replaces the environment.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "empathos", "serve", "--port", "0", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"},
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+
+    pumper = threading.Thread(target=pump, daemon=True)
+    pumper.start()
+    try:
+        seen: list[str] = []
+        while True:
+            try:
+                line = lines.get(timeout=startup_s)
+            except queue.Empty:
+                raise AssertionError(f"empathos serve did not print its URL: {seen}") from None
+            seen.append(line)
+            if line.startswith("serving ") and " at http://" in line:
+                break
+            if proc.poll() is not None and lines.empty():
+                raise AssertionError(f"empathos serve exited ({proc.returncode}): {seen}")
+        yield line.split(" at ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        pumper.join(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
