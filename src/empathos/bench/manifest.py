@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import subprocess
-import tempfile
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -25,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from empathos.bench.config import REQUIRED_ROLES, RunConfig
 from empathos.errors import ConfigError
 from empathos.llm.config import redact_url
-from empathos.records.io import RUN_MANIFEST_NAME
+from empathos.records.io import RUN_MANIFEST_NAME, write_text_atomic
 
 __all__ = [
     "MANIFEST_NAME",
@@ -41,7 +39,6 @@ __all__ = [
     "redact_url",
     "redacted_config",
     "utc_now",
-    "write_json_atomic",
     "write_manifest",
 ]
 
@@ -156,27 +153,11 @@ def git_commit() -> str | None:
     return commit if done.returncode == 0 and len(commit) == 40 else None
 
 
-def write_json_atomic(path: Path, text: str) -> None:
-    """Write text atomically (temporary file in the same folder, fsync, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        Path(tmp).chmod(0o644)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_manifest(manifest: Manifest, run_dir: Path) -> None:
     """Write ``manifest.json`` atomically, stamping ``updated_at``."""
     manifest.updated_at = utc_now()
     manifest.config = redacted_config(manifest.config)
-    write_json_atomic(run_dir / MANIFEST_NAME, manifest.model_dump_json(indent=1))
+    write_text_atomic(run_dir / MANIFEST_NAME, manifest.model_dump_json(indent=1))
 
 
 def read_manifest(run_dir: Path) -> Manifest | None:

@@ -27,6 +27,7 @@ __all__ = [
     "read_record",
     "record_from_data",
     "write_record",
+    "write_text_atomic",
 ]
 
 #: The layout of a run directory (written by ``empathos.bench``; read here by ``score``).
@@ -112,22 +113,28 @@ def read_record(path: str | Path) -> DialogueRecord:
     return record_from_data(data, file=p)
 
 
-def write_record(record: DialogueRecord, path: str | Path) -> Path:
-    """Write one record atomically (temporary file in the same folder, then ``os.replace``)."""
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` atomically: a temporary file in the same folder, fsync, then
+    ``os.replace``, so readers (and a crash) see the old file or the new one, never half."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(record.model_dump_json(indent=1))
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        Path(tmp).chmod(0o644)  # mkstemp creates 0600; records are meant to be shared
+        Path(tmp).chmod(0o644)  # mkstemp creates 0600; outputs are meant to be shared
         Path(tmp).replace(p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return p
+
+
+def write_record(record: DialogueRecord, path: str | Path) -> Path:
+    """Write one record atomically (see :func:`write_text_atomic`)."""
+    return write_text_atomic(path, record.model_dump_json(indent=1))
 
 
 def find_record_files(paths: Iterable[str | Path]) -> Iterator[tuple[Path, str]]:

@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy import stats as sps
 
+from empathos.records.io import write_text_atomic
 from empathos.rl.advantages import get_estimator
 from empathos.rl.sim import SIMULATION_LABEL
 from empathos.rl.trainer import TrainConfig, TrainResult, train
@@ -194,9 +195,7 @@ def write_outputs(
         "table": table,
         "curves": curves,
     }
-    path = out / "compare.json"
-    tmp = path.with_suffix(".json.tmp")
     # strict JSON: an undefined number (an interval over one seed) is written as null
-    tmp.write_text(json.dumps(_finite_or_null(doc), indent=1, allow_nan=False), encoding="utf-8")
-    tmp.replace(path)
+    text = json.dumps(_finite_or_null(doc), indent=1, allow_nan=False)
+    path = write_text_atomic(out / "compare.json", text)
     return [path, *plot_curves(runs, out)]
