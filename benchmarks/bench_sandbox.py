@@ -88,7 +88,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
 
 # -- the measured side ------------------------------------------------------------------
 def run_config(url: str, out: Path, dialogues: int, turns: int) -> Any:
-    from empathos.bench.config import load_run_config
+    from empathos.run.config import load_run_config
 
     roles = {
         role: {
@@ -121,8 +121,8 @@ def measure(url: str, dialogues: int, turns: int) -> dict[str, float]:
     """Run ``dialogues`` at once through the real path; wall time, CPU time, calls, turns."""
     from rich.console import Console
 
-    from empathos.bench.progress import RunProgress
-    from empathos.bench.session import close_session, execute, prepare_run
+    from empathos.run.progress import RunProgress
+    from empathos.run.session import close_session, execute, prepare_run
 
     with tempfile.TemporaryDirectory() as tmp:
         config = run_config(url, Path(tmp) / "run", dialogues, turns)

@@ -17,7 +17,6 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from empathos.bench import records_to_batch, score_records  # noqa: E402
 from empathos.epm import (  # noqa: E402
     EPMConfig,
     EPMPoint,
@@ -29,6 +28,7 @@ from empathos.epm import (  # noqa: E402
 )
 from empathos.records import DialogueRecord, Evaluation, IndicatorRating, InitialDeficit  # noqa: E402
 from empathos.rubric import EMPATHY_RUBRIC, action_vectors  # noqa: E402
+from empathos.scoring import records_to_batch, score_records  # noqa: E402
 
 TARGET = 5000.0
 

@@ -20,7 +20,18 @@ MODULES = sorted(
 
 def test_every_area_is_walked() -> None:
     areas = {name.split(".")[1] for name in MODULES}
-    assert {"epm", "rubric", "records", "llm", "sandbox", "bench", "rl", "cli"} <= areas
+    assert {
+        "epm",
+        "rubric",
+        "records",
+        "llm",
+        "sandbox",
+        "run",
+        "scoring",
+        "report",
+        "rl",
+        "cli",
+    } <= areas
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from empathos.llm.constrained import FirstChoiceDecoder, build_json, build_tool_call
+from empathos.llm.offline.constrained import FirstChoiceDecoder, build_json, build_tool_call
 
 
 class Inner(BaseModel):
@@ -91,7 +91,7 @@ def test_tool_calls_are_always_one_of_the_tools(data: st.DataObject) -> None:
 
 @given(st.lists(st.integers(0, 4), max_size=30), st.integers(0, 4))
 def test_no_repeat_rule_bans_exactly_the_repeating_tokens(tokens: list[int], nxt: int) -> None:
-    from empathos.llm.decoder import _repeats
+    from empathos.llm.offline.decoder import _repeats
 
     grams = {tuple(tokens[i : i + 3]) for i in range(len(tokens) - 2)}
     repeats = len(tokens) >= 2 and (*tokens[-2:], nxt) in grams

@@ -11,8 +11,9 @@ import torch
 from pydantic import BaseModel, Field
 
 from empathos.llm import EndpointConfig, ToolSpec, build_model
-from empathos.llm.decoder import TorchDecoder
-from empathos.llm.offline import OfflineModel, _load, cache_dir, load_offline_model
+from empathos.llm.offline import OfflineModel, cache_dir, load_offline_model
+from empathos.llm.offline.decoder import TorchDecoder
+from empathos.llm.offline.model import _load
 
 pytestmark = pytest.mark.slow
 
@@ -118,7 +119,7 @@ async def test_generation_leaves_the_event_loop_free(model: Any) -> None:
 async def test_concurrent_chats_are_batched_with_the_same_greedy_text(
     lm: OfflineModel, model: Any
 ) -> None:
-    from empathos.llm.batcher import batcher_for
+    from empathos.llm.offline.batcher import batcher_for
 
     prompts = [[{"role": "user", "content": t}] for t in ("I lost my job.", "I feel lonely.")]
     singles = [(await model.chat(p, max_tokens=12)).text for p in prompts]
@@ -132,7 +133,7 @@ async def test_concurrent_chats_are_batched_with_the_same_greedy_text(
 
 
 def test_constrained_context_matches_the_json_and_strings_obey_the_cap(lm: OfflineModel) -> None:
-    from empathos.llm.constrained import build_json
+    from empathos.llm.offline.constrained import build_json
     from empathos.llm.types import json_schema_of
 
     prompt = lm.prompt_ids(PROMPT, 16)

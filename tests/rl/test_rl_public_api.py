@@ -24,6 +24,6 @@ def test_estimator_core_imports_no_io_layers() -> None:
             "empathos.rl.kl",
         )
     )
-    for layer in ("empathos.sandbox", "empathos.llm", "empathos.bench", "empathos.cli", "print("):
+    for layer in ("empathos.sandbox", "empathos.llm", "empathos.scoring", "empathos.cli", "print("):
         assert layer not in src
     assert "empathos.rl" in sys.modules

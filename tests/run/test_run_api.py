@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from empathos.bench.config import load_run_config
-from empathos.bench.manifest import Manifest, Session, read_manifest, utc_now, write_manifest
 from empathos.errors import ConfigError
+from empathos.run.config import load_run_config
+from empathos.run.manifest import Manifest, Session, read_manifest, utc_now, write_manifest
 
 MODULES = [
-    "empathos.bench.config",
-    "empathos.bench.manifest",
-    "empathos.bench.progress",
-    "empathos.bench.roles",
-    "empathos.bench.rundir",
-    "empathos.bench.runner",
-    "empathos.bench.session",
+    "empathos.run.config",
+    "empathos.run.manifest",
+    "empathos.run.progress",
+    "empathos.run.roles",
+    "empathos.run.rundir",
+    "empathos.run.runner",
+    "empathos.run.session",
     "empathos.cli.run",
 ]
 

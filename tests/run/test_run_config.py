@@ -7,16 +7,16 @@ from pathlib import Path
 import pytest
 from run_helpers import scripted_roles, write_config
 
-from empathos.bench.config import (
+from empathos.errors import ConfigError
+from empathos.run.config import (
     DEMO_MAX_TURNS,
     DEMO_OUT,
     REQUIRED_ROLES,
     RunConfig,
     load_run_config,
 )
-from empathos.bench.manifest import fingerprint_parts
-from empathos.bench.roles import check_api_keys
-from empathos.errors import ConfigError
+from empathos.run.manifest import fingerprint_parts
+from empathos.run.roles import check_api_keys
 
 
 def test_no_config_is_the_offline_default() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from run_helpers import manifest, spawn
 
-from empathos.bench.config import DEMO_MAX_TURNS
+from empathos.run.config import DEMO_MAX_TURNS
 from empathos.scenarios import DEFAULT_BUILTIN_IDS
 
 

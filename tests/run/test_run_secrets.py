@@ -6,7 +6,7 @@ from pathlib import Path
 
 from run_helpers import empathos, index_rows, manifest, openai_roles, served, write_config
 
-from empathos.bench.manifest import redact_url
+from empathos.run.manifest import redact_url
 
 FAKE_KEY = "sk-fake-5b1e8c0d2a7f4e6b"
 KEY_VAR = "EMPATHOS_TEST_FAKE_KEY"

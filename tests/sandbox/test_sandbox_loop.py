@@ -25,7 +25,6 @@ from sandbox_helpers import (
 )
 from typer.testing import CliRunner
 
-from empathos.bench.replay import replay_record
 from empathos.cli.main import app
 from empathos.epm import TerminationKind
 from empathos.errors import ConfigError
@@ -33,6 +32,7 @@ from empathos.llm import ToolReply
 from empathos.records import read_record, write_record
 from empathos.sandbox import SandboxConfig, TurnEvent, run_dialogue
 from empathos.scenarios import load_builtin
+from empathos.scoring.replay import replay_record
 
 K = TerminationKind
 

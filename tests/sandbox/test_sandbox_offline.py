@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from sandbox_helpers import scenario
 
-from empathos.bench.replay import replay_record
 from empathos.epm import TerminationKind
 from empathos.llm import EndpointConfig, build_model
 from empathos.llm.offline import OfflineModel
 from empathos.records import DialogueRecord
 from empathos.sandbox import Roles, SandboxConfig, run_dialogue
+from empathos.scoring.replay import replay_record
 
 
 @pytest.mark.slow

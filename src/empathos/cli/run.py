@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from empathos.bench.session import PreparedRun
+    from empathos.run.session import PreparedRun
 
 __all__ = ["register"]
 
@@ -61,8 +61,8 @@ def _header(prepared: PreparedRun, err: Console) -> None:
 
 
 def _report(prepared: PreparedRun, crashed: int) -> int:
-    from empathos.bench.session import run_leaderboard
     from empathos.report import leaderboard_table
+    from empathos.run.session import run_leaderboard
 
     err = Console(stderr=True)
     board, errors = run_leaderboard(prepared)
@@ -88,9 +88,9 @@ def _report(prepared: PreparedRun, crashed: int) -> int:
 
 
 def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
-    from empathos.bench.config import load_run_config
-    from empathos.bench.progress import RunProgress
-    from empathos.bench.session import close_session, execute, prepare_run
+    from empathos.run.config import load_run_config
+    from empathos.run.progress import RunProgress
+    from empathos.run.session import close_session, execute, prepare_run
 
     err = Console(stderr=True)
     config = load_run_config(config_path, cli)

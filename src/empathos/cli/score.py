@@ -9,13 +9,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from empathos.bench.leaderboard import leaderboard
-from empathos.bench.replay import replay_loaded
 from empathos.epm import EPMConfig
 from empathos.errors import RecordError
 from empathos.examples import examples_dir
 from empathos.records import LoadedRecord, load_records
 from empathos.report import leaderboard_csv, leaderboard_json, leaderboard_table
+from empathos.scoring.leaderboard import leaderboard
+from empathos.scoring.replay import replay_loaded
 
 __all__ = ["By", "Format", "Preset", "register"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from empathos.llm.cache import ResponseCache
 from empathos.llm.client import Backend, ModelClient
 from empathos.llm.config import EndpointConfig, resolve_api_key
+from empathos.llm.offline import OfflineBackend
 from empathos.llm.scripted import Handler, ScriptedBackend, auto_reply
 
 __all__ = ["build_model"]
@@ -22,12 +23,11 @@ def build_model(
     ``handler`` answers a ``kind="scripted"`` endpoint (default: :func:`auto_reply`)."""
     backend: Backend
     if config.kind == "openai":
+        # Imported on use: the openai SDK costs about 0.3 s of start-up for offline runs.
         from empathos.llm.openai_backend import OpenAIBackend
 
         backend = OpenAIBackend(config, resolve_api_key(config, role))
     elif config.kind == "offline":
-        from empathos.llm.offline import OfflineBackend
-
         backend = OfflineBackend()
     else:
         backend = ScriptedBackend(handler or auto_reply)

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from empathos.llm.constrained import FirstChoiceDecoder, build_json, build_tool_call
+from empathos.llm.offline.constrained import FirstChoiceDecoder, build_json, build_tool_call
 from empathos.llm.retry import BackendError, ErrorKind
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
 

@@ -30,7 +30,7 @@ __all__ = [
     "write_text_atomic",
 ]
 
-#: The layout of a run directory (written by ``empathos.bench``; read here by ``score``).
+#: The layout of a run directory (written by ``empathos.scoring``; read here by ``score``).
 RUN_MANIFEST_NAME = "manifest.json"
 RUN_RECORDS_DIR = "records"
 

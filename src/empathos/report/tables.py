@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from empathos.bench.leaderboard import LeaderboardRow
 from empathos.epm import INDEX_NAMES
+from empathos.scoring.leaderboard import LeaderboardRow
 
 __all__ = ["leaderboard_csv", "leaderboard_json", "leaderboard_table"]
 

@@ -1,6 +1,6 @@
-"""Benchmark runs: scoring and aggregation of records (leaderboard), replay."""
+"""Scoring records: the leaderboard (EPM-Q and its indices, aggregated per model), replay."""
 
-from empathos.bench.leaderboard import (
+from empathos.scoring.leaderboard import (
     GroupBy,
     LeaderboardRow,
     bootstrap_ci,
@@ -8,7 +8,7 @@ from empathos.bench.leaderboard import (
     records_to_batch,
     score_records,
 )
-from empathos.bench.replay import ReplayResult, replay_loaded, replay_record
+from empathos.scoring.replay import ReplayResult, replay_loaded, replay_record
 
 __all__ = [
     "GroupBy",

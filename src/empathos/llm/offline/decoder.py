@@ -1,4 +1,4 @@
-"""The offline model as a :class:`~empathos.llm.constrained.Decoder`.
+"""The offline model as a :class:`~empathos.llm.offline.constrained.Decoder`.
 
 Keeps the prompt and the JSON written so far in a key/value cache; ``choose`` scores each
 allowed option by its summed token log-likelihood (then rolls the cache back), free strings
@@ -8,13 +8,11 @@ and numbers are decoded greedily under a cap and rewritten as clean JSON literal
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from empathos.llm.constrained import build_json, build_tool_call
+from empathos.llm.offline.constrained import build_json, build_tool_call
+from empathos.llm.offline.model import OfflineModel
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
-
-if TYPE_CHECKING:
-    from empathos.llm.offline import OfflineModel
 
 __all__ = ["TorchDecoder", "constrained_reply"]
 

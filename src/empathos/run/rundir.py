@@ -2,7 +2,7 @@
 
 Layout::
 
-    <out>/manifest.json            what the run was made with (see empathos.bench.manifest)
+    <out>/manifest.json            what the run was made with (see empathos.run.manifest)
     <out>/index.sqlite             one row per finished dialogue (done or error)
     <out>/records/<case>__t<k>.json one record per finished dialogue (written atomically)
     <out>/cache.sqlite             the response cache, when a role has cache: true
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from empathos.bench.manifest import MANIFEST_NAME, read_manifest, utc_now
 from empathos.epm import TerminationKind
 from empathos.errors import ConfigError, RecordError
 from empathos.records import DialogueRecord, read_record, write_record
 from empathos.records.io import RUN_RECORDS_DIR
+from empathos.run.manifest import MANIFEST_NAME, read_manifest, utc_now
 
 __all__ = [
     "INDEX_NAME",

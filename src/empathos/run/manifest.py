@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from empathos.bench.config import REQUIRED_ROLES, RunConfig
 from empathos.errors import ConfigError
 from empathos.llm.config import redact_url
 from empathos.records.io import RUN_MANIFEST_NAME, write_text_atomic
+from empathos.run.config import REQUIRED_ROLES, RunConfig
 
 __all__ = [
     "MANIFEST_NAME",

@@ -4,7 +4,7 @@ Dialogues run as asyncio tasks, at most ``concurrency`` at once (each endpoint a
 own named limit in the model client). Each finished dialogue is written atomically and then
 indexed, as soon as it ends, so Ctrl-C or a crash loses only the dialogues in flight, which
 the same command runs again. The runner knows nothing of models: it is given a function
-that produces one dialogue's record (see :mod:`empathos.bench.session` for the sandbox one).
+that produces one dialogue's record (see :mod:`empathos.run.session` for the sandbox one).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from empathos.bench.rundir import DialogueKey, IndexRow, RunDir, row_for
 from empathos.errors import ConfigError
 from empathos.records import DialogueRecord, write_record
+from empathos.run.rundir import DialogueKey, IndexRow, RunDir, row_for
 from empathos.scenarios import Scenario
 
 __all__ = [

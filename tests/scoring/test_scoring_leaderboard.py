@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from empathos.bench import leaderboard, records_to_batch, replay_record, score_records
 from empathos.cli.main import app
 from empathos.epm import (
     INDEX_NAMES,
@@ -35,6 +34,7 @@ from empathos.records import (
     write_record,
 )
 from empathos.rubric import EMPATHY_RUBRIC, Axis, Indicator, Rubric
+from empathos.scoring import leaderboard, records_to_batch, replay_record, score_records
 from published_factory import BAD, GOOD, make_published
 
 REF = EPMConfig()

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from empathos.llm.offline.decoder import constrained_reply
+from empathos.llm.offline.model import OfflineModel
 from empathos.llm.structured import tools_instruction, with_instruction
 from empathos.llm.types import ChatRequest, RawReply
-
-if TYPE_CHECKING:
-    from empathos.llm.offline import OfflineModel
 
 __all__ = ["DEFAULT_MAX_TOKENS", "Batcher", "batcher_for", "generate_batch", "generate_one"]
 
@@ -45,8 +44,6 @@ def _prompt(lm: OfflineModel, request: ChatRequest) -> list[int]:
 def generate_one(lm: OfflineModel, request: ChatRequest) -> RawReply:
     """One request: constrained if it has a schema or tools, else plain."""
     import torch
-
-    from empathos.llm.decoder import constrained_reply
 
     if request.tools or request.response_schema is not None:
         with lm.lock, torch.inference_mode():
