@@ -275,3 +275,20 @@ def test_bad_shapes_are_input_errors() -> None:
         TurnBatch(batch.rewards, batch.valid[:, :2], batch.turn_mask, batch.uid).check()
     with pytest.raises(InputError, match="outside"):
         TurnBatch(batch.rewards, np.ones((4, 3), bool), batch.turn_mask & False, batch.uid).check()
+
+
+def test_numpy_boundary_takes_read_only_and_strided_arrays_and_leaves_them_alone() -> None:
+    """numpy input is converted at the boundary: read-only or reversed views work (no warning,
+    which the test config turns into an error), the result is numpy, the input is unchanged."""
+    batch = make_batch(3, 6, 5, 2)
+    rewards = np.ascontiguousarray(batch.rewards[:, ::-1])[:, ::-1]  # negative strides
+    valid = np.broadcast_to(batch.valid, batch.valid.shape)  # a read-only view
+    before = rewards.copy()
+    res = run(
+        "mapo_dialogue", TurnBatch(rewards, valid, batch.turn_mask, batch.uid), AdvantageConfig()
+    )
+    ref = run("mapo_dialogue", batch, AdvantageConfig())
+    assert isinstance(res.advantages, np.ndarray) and res.advantages.dtype == np.float64
+    assert isinstance(res.loss_mask, np.ndarray) and res.loss_mask.dtype == np.bool_
+    np.testing.assert_array_equal(res.advantages, ref.advantages)
+    np.testing.assert_array_equal(rewards, before)

@@ -1,182 +1,97 @@
-"""Array back-ends for the estimator core: the same maths on numpy arrays or torch tensors.
+"""The array boundary of the estimator core: numpy or torch in, torch inside, the caller's out.
 
-The estimators in :mod:`empathos.rl.advantages` and :mod:`empathos.rl.tokens` are written once
-against the few primitives below (segment sums, segment extrema, gathers, scatters); the
-back-end is chosen from the type of the input arrays, so numpy in gives numpy out and torch
-in (any device) gives torch out. Pure: no I/O, no clocks.
+The estimators (:mod:`empathos.rl.advantages`), returns, rewards, the token broadcast and the
+KL helpers are written once, on torch tensors. Their public functions accept numpy arrays or
+torch tensors; numpy input is viewed as CPU tensors (no copy when it is contiguous and
+writable) and the results are handed back as numpy arrays, torch input stays on its device and
+the results are tensors there. So numpy in gives numpy out and torch in gives torch out, with
+the same numbers. Pure: no I/O, no clocks.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeAlias, TypeVar
 
 import numpy as np
+import torch
+from numpy.typing import NDArray
 
-__all__ = ["Array", "NumpyOps", "Ops", "TorchOps", "ops_for"]
+__all__ = [
+    "Array",
+    "ArrayT",
+    "as_bool",
+    "as_float",
+    "as_long",
+    "device_of",
+    "restore",
+    "segment_max",
+    "segment_min",
+    "segment_sum",
+]
 
-Array = Any
-"""A numpy ``ndarray`` or a torch ``Tensor`` (the two are never mixed in one call)."""
+Array: TypeAlias = NDArray[np.generic] | torch.Tensor
+"""What the public functions of the core accept: a numpy array or a torch tensor."""
 
-
-class NumpyOps:
-    """The primitives on numpy arrays (float64 for values, int64 for indices)."""
-
-    name = "numpy"
-
-    def __init__(self) -> None:
-        self.inf = np.inf
-
-    def float_(self, x: Array, like: Array | None = None) -> Array:
-        return np.asarray(x, dtype=np.float64)
-
-    def long(self, x: Array) -> Array:
-        return np.asarray(x, dtype=np.int64)
-
-    def bool_(self, x: Array) -> Array:
-        return np.asarray(x, dtype=bool)
-
-    def zeros(self, shape: tuple[int, ...], like: Array) -> Array:
-        return np.zeros(shape, dtype=np.float64)
-
-    def arange(self, n: int, like: Array) -> Array:
-        return np.arange(n, dtype=np.int64)
-
-    def where(self, cond: Array, a: Array, b: Array) -> Array:
-        return np.where(cond, a, b)
-
-    def copy(self, x: Array) -> Array:
-        return np.array(x, copy=True)
-
-    def sqrt(self, x: Array) -> Array:
-        return np.sqrt(x)
-
-    def isfinite(self, x: Array) -> Array:
-        return np.isfinite(x)
-
-    def cumsum(self, x: Array, axis: int) -> Array:
-        return np.cumsum(x, axis=axis)
-
-    def any_rows(self, x: Array) -> Array:
-        return np.any(x, axis=1)
-
-    def sum_rows(self, x: Array) -> Array:
-        return np.sum(x, axis=1)
-
-    def unique_inverse(self, keys: Array) -> tuple[Array, int]:
-        uniq, inv = np.unique(keys, return_inverse=True)
-        return inv.reshape(-1).astype(np.int64), len(uniq)
-
-    def segment_sum(self, values: Array, ids: Array, n: int) -> Array:
-        return np.bincount(ids, weights=values, minlength=n).astype(np.float64)
-
-    def segment_max(self, values: Array, ids: Array, n: int) -> Array:
-        out = np.full(n, -np.inf)
-        np.maximum.at(out, ids, values)
-        return out
-
-    def segment_min(self, values: Array, ids: Array, n: int) -> Array:
-        out = np.full(n, np.inf)
-        np.minimum.at(out, ids, values)
-        return out
-
-    def gather_rows(self, x: Array, idx: Array) -> Array:
-        return np.take_along_axis(x, idx, axis=1)
-
-    def scatter_add_2d(self, shape: tuple[int, int], rows: Array, cols: Array, w: Array) -> Array:
-        out = np.zeros(shape, dtype=np.float64)
-        np.add.at(out, (rows, cols), w)
-        return out
-
-    def to_float(self, x: Array) -> float:
-        return float(x)
+ArrayT = TypeVar("ArrayT", NDArray[np.generic], torch.Tensor)
+"""The caller's array library: a function typed ``(x: ArrayT) -> ArrayT`` returns numpy for
+numpy and torch for torch."""
 
 
-class TorchOps:
-    """The primitives on torch tensors (float64 for values, int64 for indices), any device."""
-
-    name = "torch"
-
-    def __init__(self) -> None:
-        import torch
-
-        self.torch = torch
-        self.inf = float("inf")
-
-    def float_(self, x: Array, like: Array | None = None) -> Array:
-        dev = like.device if like is not None else None
-        return self.torch.as_tensor(x, dtype=self.torch.float64, device=dev)
-
-    def long(self, x: Array) -> Array:
-        return self.torch.as_tensor(x).to(self.torch.int64)
-
-    def bool_(self, x: Array) -> Array:
-        return self.torch.as_tensor(x).to(self.torch.bool)
-
-    def zeros(self, shape: tuple[int, ...], like: Array) -> Array:
-        return self.torch.zeros(shape, dtype=self.torch.float64, device=like.device)
-
-    def arange(self, n: int, like: Array) -> Array:
-        return self.torch.arange(n, dtype=self.torch.int64, device=like.device)
-
-    def where(self, cond: Array, a: Array, b: Array) -> Array:
-        t = self.torch
-        dev = cond.device
-        a_t = a if isinstance(a, t.Tensor) else t.tensor(a, dtype=t.float64, device=dev)
-        b_t = b if isinstance(b, t.Tensor) else t.tensor(b, dtype=t.float64, device=dev)
-        return t.where(cond, a_t, b_t)
-
-    def copy(self, x: Array) -> Array:
-        return x.clone()
-
-    def sqrt(self, x: Array) -> Array:
-        return self.torch.sqrt(x)
-
-    def isfinite(self, x: Array) -> Array:
-        return self.torch.isfinite(x)
-
-    def cumsum(self, x: Array, axis: int) -> Array:
-        return self.torch.cumsum(x, dim=axis)
-
-    def any_rows(self, x: Array) -> Array:
-        return self.torch.any(x, dim=1)
-
-    def sum_rows(self, x: Array) -> Array:
-        return self.torch.sum(x, dim=1)
-
-    def unique_inverse(self, keys: Array) -> tuple[Array, int]:
-        uniq, inv = self.torch.unique(keys, return_inverse=True)
-        return inv.reshape(-1), int(uniq.numel())
-
-    def segment_sum(self, values: Array, ids: Array, n: int) -> Array:
-        out = self.torch.zeros(n, dtype=self.torch.float64, device=values.device)
-        return out.index_add_(0, ids, values.to(self.torch.float64))
-
-    def _segment_reduce(self, values: Array, ids: Array, n: int, how: str, fill: float) -> Array:
-        out = self.torch.full((n,), fill, dtype=self.torch.float64, device=values.device)
-        return out.scatter_reduce(0, ids, values.to(self.torch.float64), how, include_self=True)
-
-    def segment_max(self, values: Array, ids: Array, n: int) -> Array:
-        return self._segment_reduce(values, ids, n, "amax", -self.inf)
-
-    def segment_min(self, values: Array, ids: Array, n: int) -> Array:
-        return self._segment_reduce(values, ids, n, "amin", self.inf)
-
-    def gather_rows(self, x: Array, idx: Array) -> Array:
-        return self.torch.gather(x, 1, idx)
-
-    def scatter_add_2d(self, shape: tuple[int, int], rows: Array, cols: Array, w: Array) -> Array:
-        out = self.torch.zeros(shape, dtype=self.torch.float64, device=w.device)
-        return out.index_put_((rows, cols), w.to(self.torch.float64), accumulate=True)
-
-    def to_float(self, x: Array) -> float:
-        return float(x.item()) if hasattr(x, "item") else float(x)
+def device_of(x: Array) -> torch.device:
+    """Where the computation for ``x`` runs: the tensor's device, or the CPU for numpy."""
+    return x.device if isinstance(x, torch.Tensor) else torch.device("cpu")
 
 
-Ops = NumpyOps | TorchOps
+def _tensor(x: Array, dtype: torch.dtype, device: torch.device | None) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        return x.to(device=x.device if device is None else device, dtype=dtype)
+    arr = np.asarray(x)
+    if not (arr.flags.writeable and arr.flags.c_contiguous):
+        arr = np.array(arr, order="C", copy=True)  # torch.from_numpy wants writable, no < 0 strides
+    return torch.from_numpy(arr).to(device=device or torch.device("cpu"), dtype=dtype)
 
 
-def ops_for(x: Array) -> Ops:
-    """The back-end for ``x``: :class:`TorchOps` for a torch tensor, else :class:`NumpyOps`."""
-    if type(x).__module__.startswith("torch"):
-        return TorchOps()
-    return NumpyOps()
+def as_float(x: Array, device: torch.device | None = None) -> torch.Tensor:
+    """``x`` as a float64 tensor (on ``device``, else where it is)."""
+    return _tensor(x, torch.float64, device)
+
+
+def as_long(x: Array, device: torch.device | None = None) -> torch.Tensor:
+    """``x`` as an int64 tensor (on ``device``, else where it is)."""
+    return _tensor(x, torch.int64, device)
+
+
+def as_bool(x: Array, device: torch.device | None = None) -> torch.Tensor:
+    """``x`` as a bool tensor (on ``device``, else where it is)."""
+    return _tensor(x, torch.bool, device)
+
+
+def restore(t: torch.Tensor, like: ArrayT) -> ArrayT:
+    """``t`` in the library of ``like``: the tensor itself for torch, a numpy array for numpy."""
+    if isinstance(like, torch.Tensor):
+        return t
+    out: NDArray[np.generic] = t.detach().cpu().numpy()
+    return out
+
+
+def segment_sum(values: torch.Tensor, ids: torch.Tensor, n: int) -> torch.Tensor:
+    """(n,) float64 sums of ``values`` (N,) per segment id ``ids`` (N,) in 0..n-1."""
+    out = torch.zeros(n, dtype=torch.float64, device=values.device)
+    return out.index_add_(0, ids, values.to(torch.float64))
+
+
+def _segment_reduce(
+    values: torch.Tensor, ids: torch.Tensor, n: int, how: str, fill: float
+) -> torch.Tensor:
+    out = torch.full((n,), fill, dtype=torch.float64, device=values.device)
+    return out.scatter_reduce(0, ids, values.to(torch.float64), how, include_self=True)
+
+
+def segment_max(values: torch.Tensor, ids: torch.Tensor, n: int) -> torch.Tensor:
+    """(n,) float64 maxima of ``values`` per segment (-inf for an empty segment)."""
+    return _segment_reduce(values, ids, n, "amax", -float("inf"))
+
+
+def segment_min(values: torch.Tensor, ids: torch.Tensor, n: int) -> torch.Tensor:
+    """(n,) float64 minima of ``values`` per segment (+inf for an empty segment)."""
+    return _segment_reduce(values, ids, n, "amin", float("inf"))

@@ -19,12 +19,14 @@ term; the share of such groups is reported in the stats (``<term>/degenerate_rat
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeAlias
+from typing import Protocol
+
+import torch
 
 from empathos.errors import ConfigError
-from empathos.rl._ops import Array, Ops, ops_for
+from empathos.rl._ops import ArrayT, as_bool, restore, segment_max, segment_min, segment_sum
 from empathos.rl.batch import AdvantageConfig, AdvantageResult, NormScope, TurnBatch
-from empathos.rl.returns import PreparedTurns, discounted_returns, prepare_turns
+from empathos.rl.returns import PreparedTurns, discounted_returns_tensor, prepare_turns
 
 __all__ = [
     "Estimator",
@@ -41,7 +43,15 @@ __all__ = [
     "turn_only",
 ]
 
-Estimator: TypeAlias = Callable[[TurnBatch, AdvantageConfig], AdvantageResult]
+
+class Estimator(Protocol):
+    """``fn(batch, cfg) -> result``, in the array library of the batch."""
+
+    def __call__(
+        self, batch: TurnBatch[ArrayT], cfg: AdvantageConfig, /
+    ) -> AdvantageResult[ArrayT]: ...
+
+
 _REGISTRY: dict[str, Estimator] = {}
 
 
@@ -73,22 +83,24 @@ def get_estimator(name: str) -> Estimator:
         raise ConfigError(problem, field="estimator") from None
 
 
-def compute_advantages(name: str, batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
+def compute_advantages(
+    name: str, batch: TurnBatch[ArrayT], cfg: AdvantageConfig
+) -> AdvantageResult[ArrayT]:
     """Run the estimator called ``name`` on ``batch``."""
     return get_estimator(name)(batch, cfg)
 
 
-def group_keys(scope: NormScope, group: Array, shape: tuple[int, int], ops: Ops) -> Array:
-    """(B, T) int64 normalisation-group key of every turn for ``scope``.
+def group_keys(scope: NormScope, group: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:
+    """(B, T) int64 normalisation-group key of every turn for ``scope``; ``group`` (B,) int64.
 
     ``batch``: one group; ``group``: the scenario; ``turn``: the turn index over all
     scenarios; ``group_turn``: (scenario, turn index).
     """
-    t = shape[1]
-    turn = ops.arange(t, like=group)[None, :] + 0 * group[:, None]
-    grp = group[:, None] + 0 * turn
+    b, t = shape
+    turn = torch.arange(t, dtype=torch.int64, device=group.device).expand(b, t)
+    grp = group.to(torch.int64)[:, None].expand(b, t)
     if scope == "batch":
-        return 0 * turn
+        return torch.zeros_like(turn)
     if scope == "group":
         return grp
     if scope == "turn":
@@ -97,82 +109,97 @@ def group_keys(scope: NormScope, group: Array, shape: tuple[int, int], ops: Ops)
 
 
 def normalise_groups(
-    values: Array, stat_mask: Array, apply_mask: Array, keys: Array, eps: float, prefix: str
-) -> tuple[Array, dict[str, float]]:
-    """Normalise ``values`` (B, T) within groups given by ``keys`` (B, T) int.
+    values: torch.Tensor,
+    stat_mask: torch.Tensor,
+    apply_mask: torch.Tensor,
+    keys: torch.Tensor,
+    eps: float,
+    prefix: str,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Normalise ``values`` (B, T) float64 within groups given by ``keys`` (B, T) int.
 
     Mean and population std come from the entries with ``stat_mask``; entries with
     ``apply_mask`` receive ``(x - mean) / (std + eps)``, or 0 when their group has fewer than
     two statistic members or zero spread (max == min). Others get 0. Returns the normalised
-    (B, T) array and stats under ``prefix``: groups, singleton, zero_spread, degenerate_rate.
+    (B, T) float64 tensor and stats under ``prefix``: groups, singleton, zero_spread,
+    degenerate_rate.
     """
-    ops = ops_for(values)
     sel = stat_mask | apply_mask
-    v = values[sel]
-    inv, n = ops.unique_inverse(keys[sel])
+    v = values[sel].to(torch.float64)
+    uniq, inv = torch.unique(keys[sel], return_inverse=True)
+    n = int(uniq.numel())
     is_stat = stat_mask[sel]
-    w = ops.float_(is_stat, like=v)
-    count = ops.segment_sum(w, inv, n)
-    safe = ops.where(count > 0, count, 1.0)
-    mean = ops.segment_sum(v * w, inv, n) / safe
+    w = is_stat.to(torch.float64)
+    count = segment_sum(w, inv, n)
+    safe = count.clamp_min(1.0)
+    mean = segment_sum(v * w, inv, n) / safe
     dev = v - mean[inv]
-    std = ops.sqrt(ops.segment_sum(dev * dev * w, inv, n) / safe)
-    spread = ops.segment_max(ops.where(is_stat, v, -ops.inf), inv, n) - ops.segment_min(
-        ops.where(is_stat, v, ops.inf), inv, n
+    std = torch.sqrt(segment_sum(dev * dev * w, inv, n) / safe)
+    inf = float("inf")
+    spread = segment_max(torch.where(is_stat, v, -inf), inv, n) - segment_min(
+        torch.where(is_stat, v, inf), inv, n
     )
     has_stat = count > 0
     singleton = count == 1
     zero_spread = (count >= 2) & ~(spread > 0)
     ok = (count >= 2) & (spread > 0)
-    z = ops.where(ok[inv] & apply_mask[sel], dev / (std[inv] + eps), 0.0)
-    out = ops.zeros(tuple(values.shape), like=values)
+    z = torch.where(ok[inv] & apply_mask[sel], dev / (std[inv] + eps), 0.0)
+    out = torch.zeros(values.shape, dtype=torch.float64, device=values.device)
     out[sel] = z
-    n_groups = ops.to_float(has_stat.sum())
-    n_degen = ops.to_float((singleton | zero_spread).sum())
+    n_groups = float(has_stat.sum())
+    n_degen = float((singleton | zero_spread).sum())
     stats = {
         f"{prefix}/groups": n_groups,
-        f"{prefix}/singleton": ops.to_float(singleton.sum()),
-        f"{prefix}/zero_spread": ops.to_float(zero_spread.sum()),
+        f"{prefix}/singleton": float(singleton.sum()),
+        f"{prefix}/zero_spread": float(zero_spread.sum()),
         f"{prefix}/degenerate_rate": n_degen / n_groups if n_groups else 0.0,
     }
     return out, stats
 
 
-def _turn_stats(prep: PreparedTurns, batch: TurnBatch, ops: Ops) -> dict[str, float]:
-    turn_mask = ops.bool_(batch.turn_mask)
+def _turn_stats(prep: PreparedTurns, batch: TurnBatch[ArrayT]) -> dict[str, float]:
+    turn_mask = as_bool(batch.turn_mask, prep.stat_mask.device)
     return {
-        "turns/valid": ops.to_float(prep.stat_mask.sum()),
-        "turns/invalid": ops.to_float((turn_mask & ~prep.stat_mask).sum()),
-        "turns/in_loss": ops.to_float(prep.loss_mask.sum()),
+        "turns/valid": float(prep.stat_mask.sum()),
+        "turns/invalid": float((turn_mask & ~prep.stat_mask).sum()),
+        "turns/in_loss": float(prep.loss_mask.sum()),
     }
 
 
-def _signals(prep: PreparedTurns, cfg: AdvantageConfig) -> dict[str, Array]:
-    return {"reward": prep.rewards, "return": discounted_returns(prep.rewards, cfg.gamma)}
+def _result(
+    advantages: torch.Tensor,
+    prep: PreparedTurns,
+    returns: torch.Tensor,
+    stats: dict[str, float],
+    like: ArrayT,
+) -> AdvantageResult[ArrayT]:
+    """The result in the caller's array library (``like``: the batch's rewards)."""
+    adv, mask, ret = (restore(x, like) for x in (advantages, prep.loss_mask, returns))
+    return AdvantageResult(adv, mask, ret, stats)
 
 
-def _mixed(batch: TurnBatch, cfg: AdvantageConfig, alpha: float) -> AdvantageResult:
-    ops = ops_for(batch.rewards)
-    prep = prepare_turns(batch, cfg.invalid, ops)
-    sig = _signals(prep, cfg)
+def _mixed(batch: TurnBatch[ArrayT], cfg: AdvantageConfig, alpha: float) -> AdvantageResult[ArrayT]:
+    prep = prepare_turns(batch, cfg.invalid)
+    sig = {"reward": prep.rewards, "return": discounted_returns_tensor(prep.rewards, cfg.gamma)}
     shape = batch.shape
-    stats = _turn_stats(prep, batch, ops)
-    total = ops.zeros(shape, like=prep.rewards)
+    stats = _turn_stats(prep, batch)
+    total = torch.zeros(shape, dtype=torch.float64, device=prep.rewards.device)
     terms = (
         ("turn", cfg.turn_signal, cfg.turn_scope, alpha),
         ("batch", cfg.batch_signal, cfg.batch_scope, 1.0 - alpha),
     )
     for prefix, signal, scope, weight in terms:
-        keys = group_keys(scope, prep.group, shape, ops)
+        keys = group_keys(scope, prep.group, shape)
         a, st = normalise_groups(sig[signal], prep.stat_mask, prep.loss_mask, keys, cfg.eps, prefix)
         stats.update(st)
         total = total + weight * a
-    returns = ops.where(prep.loss_mask, sig["return"], 0.0)
-    return AdvantageResult(ops.where(prep.loss_mask, total, 0.0), prep.loss_mask, returns, stats)
+    returns = torch.where(prep.loss_mask, sig["return"], 0.0)
+    adv = torch.where(prep.loss_mask, total, 0.0)
+    return _result(adv, prep, returns, stats, batch.rewards)
 
 
 @register_estimator("mapo_dialogue", "mapo")
-def mapo_dialogue(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
+def mapo_dialogue(batch: TurnBatch[ArrayT], cfg: AdvantageConfig) -> AdvantageResult[ArrayT]:
     """MAPO's mixed advantage (arXiv 2603.06194): alpha * A_turn + (1 - alpha) * A_batch.
 
     Not the unrelated "MAPO" of arXiv 2509.18849; ``mapo`` is an alias of this estimator.
@@ -181,44 +208,42 @@ def mapo_dialogue(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
 
 
 @register_estimator("turn_only")
-def turn_only(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
+def turn_only(batch: TurnBatch[ArrayT], cfg: AdvantageConfig) -> AdvantageResult[ArrayT]:
     """Ablation alpha = 1: only the per-turn normalised return term A_turn."""
     return _mixed(batch, cfg, 1.0)
 
 
 @register_estimator("batch_only")
-def batch_only(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
+def batch_only(batch: TurnBatch[ArrayT], cfg: AdvantageConfig) -> AdvantageResult[ArrayT]:
     """Ablation alpha = 0: only the wide normalised reward term A_batch."""
     return _mixed(batch, cfg, 0.0)
 
 
 @register_estimator("grpo")
-def grpo(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
+def grpo(batch: TurnBatch[ArrayT], cfg: AdvantageConfig) -> AdvantageResult[ArrayT]:
     """Outcome-only GRPO: R[b] = sum of the turn rewards of rollout b, normalised across the
     rollouts of the same scenario (population std), given to every turn in the loss."""
-    ops = ops_for(batch.rewards)
-    prep = prepare_turns(batch, cfg.invalid, ops)
+    prep = prepare_turns(batch, cfg.invalid)
     shape = batch.shape
-    total = ops.sum_rows(prep.rewards)[:, None]
-    has = ops.any_rows(prep.stat_mask)[:, None]
-    col0 = ops.arange(shape[1], like=prep.group)[None, :] == 0
+    total = prep.rewards.sum(dim=1)[:, None]
+    has = prep.stat_mask.any(dim=1)[:, None]
+    col0 = torch.arange(shape[1], device=prep.rewards.device)[None, :] == 0
     first = col0 & has  # one statistic entry per rollout, in column 0
-    values = total + 0.0 * prep.rewards
-    keys = group_keys("group", prep.group, shape, ops)
+    values = total.expand(shape)
+    keys = group_keys("group", prep.group, shape)
     a, st = normalise_groups(values, first, first, keys, cfg.eps, "outcome")
-    adv = ops.where(prep.loss_mask, a[:, :1] + 0.0 * prep.rewards, 0.0)
-    stats = {**_turn_stats(prep, batch, ops), **st}
-    returns = ops.where(prep.loss_mask, values, 0.0)
-    return AdvantageResult(adv, prep.loss_mask, returns, stats)
+    adv = torch.where(prep.loss_mask, a[:, :1], 0.0)
+    stats = {**_turn_stats(prep, batch), **st}
+    returns = torch.where(prep.loss_mask, values, 0.0)
+    return _result(adv, prep, returns, stats, batch.rewards)
 
 
 @register_estimator("reinforce_pp")
-def reinforce_pp(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
+def reinforce_pp(batch: TurnBatch[ArrayT], cfg: AdvantageConfig) -> AdvantageResult[ArrayT]:
     """REINFORCE++-style: turn returns G[b, t] whitened over every valid turn of the batch."""
-    ops = ops_for(batch.rewards)
-    prep = prepare_turns(batch, cfg.invalid, ops)
-    g = discounted_returns(prep.rewards, cfg.gamma)
-    keys = group_keys("batch", prep.group, batch.shape, ops)
+    prep = prepare_turns(batch, cfg.invalid)
+    g = discounted_returns_tensor(prep.rewards, cfg.gamma)
+    keys = group_keys("batch", prep.group, batch.shape)
     a, st = normalise_groups(g, prep.stat_mask, prep.loss_mask, keys, cfg.eps, "batch")
-    stats = {**_turn_stats(prep, batch, ops), **st}
-    return AdvantageResult(a, prep.loss_mask, ops.where(prep.loss_mask, g, 0.0), stats)
+    stats = {**_turn_stats(prep, batch), **st}
+    return _result(a, prep, torch.where(prep.loss_mask, g, 0.0), stats, batch.rewards)

@@ -10,18 +10,19 @@ Shapes (B rollouts, T = the longest horizon in the batch, padded):
 - ``uid``       (B,) int: the group id (scenario) of each rollout; rollouts of one scenario
   share it.
 
-The arrays are all numpy or all torch; the result uses the same library (and device).
+The arrays are all numpy or all torch (``TurnBatch[ArrayT]``); the result uses the same library
+(and device): ``AdvantageResult[ArrayT]``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Generic, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from empathos.errors import InputError
-from empathos.rl._ops import Array
+from empathos.rl._ops import ArrayT, as_bool, device_of
 
 __all__ = [
     "AdvantageConfig",
@@ -38,13 +39,13 @@ InvalidTurnPolicy = Literal["drop", "fill_mean"]
 
 
 @dataclass(frozen=True)
-class TurnBatch:
+class TurnBatch(Generic[ArrayT]):
     """Per-turn rewards of a batch of rollouts, padded to (B, T); see the module docstring."""
 
-    rewards: Array
-    valid: Array
-    turn_mask: Array
-    uid: Array
+    rewards: ArrayT
+    valid: ArrayT
+    turn_mask: ArrayT
+    uid: ArrayT
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -64,7 +65,9 @@ class TurnBatch:
         if tuple(self.uid.shape) != (shape[0],):
             got_uid = tuple(self.uid.shape)
             raise InputError(f"must have shape ({shape[0]},), got {got_uid}", field="uid")
-        if bool((self.valid & ~self.turn_mask).any()):
+        device = device_of(self.rewards)
+        valid, turn_mask = as_bool(self.valid, device), as_bool(self.turn_mask, device)
+        if bool((valid & ~turn_mask).any()):
             raise InputError("a valid turn lies outside turn_mask", field="valid")
 
 
@@ -98,7 +101,7 @@ class AdvantageConfig(BaseModel):
 
 
 @dataclass(frozen=True)
-class AdvantageResult:
+class AdvantageResult(Generic[ArrayT]):
     """What every estimator returns.
 
     - ``advantages`` (B, T) float: the advantage of each turn (0 where ``loss_mask`` is false).
@@ -108,7 +111,7 @@ class AdvantageResult:
       normalisation groups with one member or zero spread (they contribute 0).
     """
 
-    advantages: Array
-    loss_mask: Array
-    returns: Array
+    advantages: ArrayT
+    loss_mask: ArrayT
+    returns: ArrayT
     stats: dict[str, float] = field(default_factory=dict)

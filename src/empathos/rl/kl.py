@@ -7,7 +7,8 @@ advantages are computed. So the cost of drifting from the reference enters the r
 early turn also pays, discounted, for the drift of later turns) and both normalisations, like
 any other reward. Use one of the two, not both; coefficient 0.05 when enabled.
 
-Three steps, each a pure function, numpy or torch like the inputs (float64 out):
+Three steps, each a pure function computed on torch; numpy in gives numpy out, torch in gives
+torch out on the same device (float64):
 
 1. :func:`token_kl` (B, L): per-token estimate from the rollout log-probs of the sampled tokens
    under the policy and the reference (``k1`` = log pi - log pi_ref, the default; ``k3`` =
@@ -31,11 +32,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
+import torch
 
 from empathos.errors import InputError
-from empathos.rl._ops import Array, ops_for
-from empathos.rl.tokens import broadcast_from_response_mask, broadcast_from_spans
+from empathos.rl._ops import Array, ArrayT, as_bool, as_float, as_long, device_of, restore
+from empathos.rl.tokens import response_mask_to_tokens, spans_to_tokens
 
 __all__ = [
     "KLEstimator",
@@ -50,80 +51,88 @@ KLEstimator = Literal["k1", "k3"]
 KLReduce = Literal["sum", "mean"]
 
 
-def _detached(x: Array) -> Array:
-    return x.detach() if hasattr(x, "detach") else x
+def _detached(x: Array, device: torch.device | None = None) -> torch.Tensor:
+    return as_float(x.detach() if isinstance(x, torch.Tensor) else x, device)
 
 
-def token_kl(logp: Array, logp_ref: Array, estimator: KLEstimator = "k1") -> Array:
+def token_kl(logp: ArrayT, logp_ref: Array, estimator: KLEstimator = "k1") -> ArrayT:
     """Per-token KL estimate (B, L) float64 from ``logp`` and ``logp_ref`` (B, L), the
     log-probabilities of the sampled tokens under the rollout policy and the reference."""
-    ops = ops_for(logp)
-    log_ratio = ops.float_(_detached(logp)) - ops.float_(_detached(logp_ref))
+    new = _detached(logp)
+    log_ratio = new - _detached(logp_ref, new.device)
     if estimator == "k1":
-        return log_ratio
+        return restore(log_ratio, logp)
     if estimator == "k3":
-        neg = -log_ratio
-        return (neg.exp() if hasattr(neg, "exp") else np.exp(neg)) + log_ratio - 1.0
+        return restore(torch.exp(-log_ratio) + log_ratio - 1.0, logp)
     raise InputError(f"unknown KL estimator {estimator!r}; use 'k1' or 'k3'", field="estimator")
 
 
 def _reduce_to_turns(
-    values: Array, turn_of_token: Array, on_turn: Array, n_turns: int, reduce: KLReduce
-) -> Array:
-    ops = ops_for(values)
-    v = ops.float_(_detached(values))
-    rows = (ops.arange(int(v.shape[0]), like=turn_of_token)[:, None] + 0 * turn_of_token)[on_turn]
-    cols = ops.long(turn_of_token)[on_turn]
-    shape = (int(v.shape[0]), n_turns)
-    total = ops.scatter_add_2d(shape, rows, cols, v[on_turn])
+    values: torch.Tensor,
+    turn_of_token: torch.Tensor,
+    on_turn: torch.Tensor,
+    n_turns: int,
+    reduce: KLReduce,
+) -> torch.Tensor:
+    b = int(values.shape[0])
+    rows = torch.arange(b, device=values.device)[:, None].expand_as(turn_of_token)[on_turn]
+    cols = turn_of_token.to(torch.int64)[on_turn]
+    total = torch.zeros((b, n_turns), dtype=torch.float64, device=values.device)
+    total.index_put_((rows, cols), values[on_turn], accumulate=True)
     if reduce == "sum":
         return total
     if reduce == "mean":
-        count = ops.scatter_add_2d(shape, rows, cols, ops.float_(on_turn, like=v)[on_turn])
-        return total / ops.where(count > 0, count, 1.0)
+        count = torch.zeros_like(total)
+        count.index_put_((rows, cols), torch.ones_like(values[on_turn]), accumulate=True)
+        return total / count.clamp_min(1.0)
     raise InputError(f"unknown reduction {reduce!r}; use 'sum' or 'mean'", field="reduce")
 
 
-def _turn_index(n_turns: int, like: Array) -> tuple[Array, Array]:
+def _turn_index(n_turns: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, T) float turn indices and an all-true (B, T) loss mask, to broadcast onto tokens."""
-    ops = ops_for(like)
     b = int(like.shape[0])
-    idx = ops.float_(ops.arange(n_turns, like=like), like=like)[None, :] + ops.zeros((b, 1), like)
-    return idx, idx >= 0
+    idx = torch.arange(n_turns, dtype=torch.float64, device=like.device).expand(b, n_turns)
+    return idx, torch.ones((b, n_turns), dtype=torch.bool, device=like.device)
 
 
 def turn_kl_from_response_mask(
-    kl: Array, response_mask: Array, n_turns: int, reduce: KLReduce = "sum"
-) -> Array:
+    kl: ArrayT, response_mask: Array, n_turns: int, reduce: KLReduce = "sum"
+) -> ArrayT:
     """(B, T = ``n_turns``) KL of each assistant turn from the token estimates ``kl`` (B, L);
     the k-th run of ones of ``response_mask`` (B, L) is turn k (as in
     :func:`empathos.rl.tokens.broadcast_from_response_mask`); other tokens do not count."""
-    idx, all_turns = _turn_index(n_turns, ops_for(kl).float_(kl))
-    turn_of_token, on_turn = broadcast_from_response_mask(idx, all_turns, response_mask)
-    return _reduce_to_turns(kl, ops_for(kl).long(turn_of_token), on_turn, n_turns, reduce)
+    v = _detached(kl)
+    idx, all_turns = _turn_index(n_turns, v)
+    turn_of_token, on_turn = response_mask_to_tokens(
+        idx, all_turns, as_bool(response_mask, v.device)
+    )
+    return restore(_reduce_to_turns(v, turn_of_token, on_turn, n_turns, reduce), kl)
 
 
 def turn_kl_from_spans(
-    kl: Array, turn_spans: Array, turn_mask: Array, reduce: KLReduce = "sum"
-) -> Array:
+    kl: ArrayT, turn_spans: Array, turn_mask: Array, reduce: KLReduce = "sum"
+) -> ArrayT:
     """(B, T) KL of each assistant turn from the token estimates ``kl`` (B, L); ``turn_spans``
     (B, T, 2) holds [start, end) of turn t, read where ``turn_mask`` (B, T) is true."""
-    n_turns, seq_len = int(turn_mask.shape[1]), int(kl.shape[1])
-    idx, all_turns = _turn_index(n_turns, ops_for(kl).float_(kl))
-    turn_of_token, on_turn = broadcast_from_spans(idx, all_turns, turn_spans, turn_mask, seq_len)
-    return _reduce_to_turns(kl, ops_for(kl).long(turn_of_token), on_turn, n_turns, reduce)
+    v = _detached(kl)
+    n_turns, seq_len = int(turn_mask.shape[1]), int(v.shape[1])
+    idx, all_turns = _turn_index(n_turns, v)
+    dev = device_of(kl)
+    turn_of_token, on_turn = spans_to_tokens(
+        idx, all_turns, as_long(turn_spans, dev), as_bool(turn_mask, dev), seq_len
+    )
+    return restore(_reduce_to_turns(v, turn_of_token, on_turn, n_turns, reduce), kl)
 
 
-def kl_in_reward(rewards: Array, turn_kl: Array, coef: float = 0.05) -> Array:
+def kl_in_reward(rewards: ArrayT, turn_kl: Array, coef: float = 0.05) -> ArrayT:
     """(B, T) rewards r_t - ``coef`` * ``turn_kl`` (B, T); NaN (invalid) turns stay NaN and
     ``coef`` = 0 returns the rewards unchanged. Apply before the estimators."""
     if not coef >= 0.0:
         raise InputError(f"must be >= 0, got {coef}", field="coef")
-    ops = ops_for(rewards)
-    r = ops.float_(rewards)
+    r = as_float(rewards)
     if tuple(turn_kl.shape) != tuple(r.shape):
         got = tuple(turn_kl.shape)
         raise InputError(f"shape {got} differs from rewards {tuple(r.shape)}", field="turn_kl")
     if coef == 0.0:
-        return ops.copy(r)
-    return r - coef * ops.float_(_detached(turn_kl), like=r)
+        return restore(r.clone(), rewards)
+    return restore(r - coef * _detached(turn_kl, r.device), rewards)

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from empathos.rl._ops import Array, Ops, ops_for
+import torch
+
+from empathos.rl._ops import ArrayT, as_bool, as_float, as_long, device_of, restore
 from empathos.rl.batch import InvalidTurnPolicy, TurnBatch
 
-__all__ = ["PreparedTurns", "discounted_returns", "prepare_turns"]
+__all__ = ["PreparedTurns", "discounted_returns", "discounted_returns_tensor", "prepare_turns"]
 
 
 @dataclass(frozen=True)
 class PreparedTurns:
-    """A :class:`TurnBatch` after the invalid-turn policy is applied.
+    """A :class:`TurnBatch` after the invalid-turn policy is applied, as tensors on the batch's
+    device (the CPU for numpy input).
 
-    - ``rewards``    (B, T) float: valid rewards; at invalid turns the dialogue's mean valid
+    - ``rewards``    (B, T) float64: valid rewards; at invalid turns the dialogue's mean valid
       reward (``fill_mean``) or 0 (``drop``: such a turn is off ``loss_mask`` and adds nothing
       to any return); 0 beyond the horizon.
     - ``stat_mask``  (B, T) bool: the turns that enter statistics (the valid ones, always).
@@ -26,44 +29,46 @@ class PreparedTurns:
     - ``n_groups``: U.
     """
 
-    rewards: Array
-    stat_mask: Array
-    loss_mask: Array
-    group: Array
+    rewards: torch.Tensor
+    stat_mask: torch.Tensor
+    loss_mask: torch.Tensor
+    group: torch.Tensor
     n_groups: int
 
 
-def prepare_turns(batch: TurnBatch, invalid: InvalidTurnPolicy, ops: Ops) -> PreparedTurns:
+def prepare_turns(batch: TurnBatch[ArrayT], invalid: InvalidTurnPolicy) -> PreparedTurns:
     """Sanitise rewards (no NaN leaks) and build the statistic and loss masks."""
     batch.check()
-    valid = ops.bool_(batch.valid)
-    turn_mask = ops.bool_(batch.turn_mask)
-    raw = ops.float_(batch.rewards)
-    r = ops.where(valid, raw, 0.0)
-    group, n_groups = ops.unique_inverse(ops.long(batch.uid))
+    device = device_of(batch.rewards)
+    valid = as_bool(batch.valid, device)
+    turn_mask = as_bool(batch.turn_mask, device)
+    r = torch.where(valid, as_float(batch.rewards, device), 0.0)
+    uniq, group = torch.unique(as_long(batch.uid, device), return_inverse=True)
+    n_groups = int(uniq.numel())
     if invalid == "drop":
         return PreparedTurns(r, valid, valid, group, n_groups)
-    n_valid = ops.sum_rows(ops.float_(valid, like=raw))
+    n_valid = valid.sum(dim=1).to(torch.float64)
     has_valid = n_valid > 0
-    safe_n = ops.where(has_valid, n_valid, 1.0)
-    mean = ops.sum_rows(r) / safe_n
+    mean = r.sum(dim=1) / n_valid.clamp_min(1.0)
     invalid_turns = turn_mask & ~valid & has_valid[:, None]
-    filled = ops.where(invalid_turns, mean[:, None] + 0.0 * r, r)
+    filled = torch.where(invalid_turns, mean[:, None], r)
     return PreparedTurns(filled, valid, valid | invalid_turns, group, n_groups)
 
 
-def discounted_returns(rewards: Array, gamma: float) -> Array:
+def discounted_returns_tensor(rewards: torch.Tensor, gamma: float) -> torch.Tensor:
+    """:func:`discounted_returns` on a float64 tensor (the estimators' internal form)."""
+    t = int(rewards.shape[1])
+    idx = torch.arange(t, device=rewards.device)
+    lag = (idx[:, None] - idx[None, :]).to(torch.float64)  # lag[k, t] = k - t
+    disc = torch.where(lag >= 0, torch.pow(float(gamma), lag.clamp_min(0.0)), 0.0)
+    return rewards @ disc
+
+
+def discounted_returns(rewards: ArrayT, gamma: float) -> ArrayT:
     """G[b, t] = sum over k >= t of gamma^(k - t) * rewards[b, k], over turns (not tokens).
 
     ``rewards`` (B, T) float must already be 0 where nothing should be added (padding,
     dropped invalid turns). Computed as one (B, T) x (T, T) product with an upper-triangular
-    discount matrix, so numpy and torch give the same numbers.
+    discount matrix; numpy in gives numpy out, torch in gives torch out (float64).
     """
-    ops = ops_for(rewards)
-    r = ops.float_(rewards)
-    t = int(r.shape[1])
-    idx = ops.arange(t, like=r)
-    lag = ops.float_(idx[:, None] - idx[None, :], like=r)  # lag[k, t] = k - t
-    disc = ops.where(lag >= 0, float(gamma) ** ops.where(lag >= 0, lag, 0.0), 0.0)
-    out: Array = r @ disc
-    return out
+    return restore(discounted_returns_tensor(as_float(rewards), gamma), rewards)

@@ -9,42 +9,43 @@ estimators exclude it from every statistic (never a silent 0).
 - ``delta_e``: r_t = delta_E_t, the energy increment along the ideal direction.
 - ``potential``: r_t = g * Phi(P_t) - Phi(P_{t-1}) with Phi = a / (a + ||P_t||).
 
-One implementation for both array libraries: numpy arrays in give a float64 numpy array out;
-torch tensors in (any device) give a float64 tensor on the same device, with the same numbers
-(property-tested). Pure: no I/O. The caller computes d(P_t), ||P_t|| and delta_E with
-:mod:`empathos.epm` (numpy) or its own torch code.
+One implementation, on torch: numpy arrays in give a float64 numpy array out; torch tensors in
+(any device) give a float64 tensor on the same device, with the same numbers (property-tested).
+Pure: no I/O. The caller computes d(P_t), ||P_t|| and delta_E with :mod:`empathos.epm` (numpy)
+or its own torch code.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from empathos.rl._ops import Array, ops_for
+import torch
+
+from empathos.rl._ops import Array, ArrayT, as_bool, as_float, restore
 
 __all__ = ["RewardKind", "delta_e_rewards", "distance_rewards", "potential_rewards"]
 
 RewardKind = Literal["distance", "delta_e", "potential"]
 
 
-def _mark_invalid(r: Array, valid: Array) -> Array:
-    ops = ops_for(r)
-    return ops.where(ops.bool_(valid), r, float("nan"))
+def _mark_invalid(r: torch.Tensor, valid: Array, like: ArrayT) -> ArrayT:
+    return restore(torch.where(as_bool(valid, r.device), r, float("nan")), like)
 
 
-def distance_rewards(distance: Array, valid: Array) -> Array:
+def distance_rewards(distance: ArrayT, valid: Array) -> ArrayT:
     """(B, T) rewards d(P_{t-1}) - d(P_t) from ``distance`` (B, T + 1), the half-space distance
     of each trajectory point (column 0 = P_0); NaN where ``valid`` (B, T) is false."""
-    d = ops_for(distance).float_(distance)
-    return _mark_invalid(d[:, :-1] - d[:, 1:], valid)
+    d = as_float(distance)
+    return _mark_invalid(d[:, :-1] - d[:, 1:], valid, distance)
 
 
-def delta_e_rewards(delta_e: Array, valid: Array) -> Array:
+def delta_e_rewards(delta_e: ArrayT, valid: Array) -> ArrayT:
     """(B, T) rewards delta_E_t from ``delta_e`` (B, T); NaN where ``valid`` is false."""
-    return _mark_invalid(ops_for(delta_e).float_(delta_e), valid)
+    return _mark_invalid(as_float(delta_e), valid, delta_e)
 
 
-def potential_rewards(norm: Array, valid: Array, a: float = 9.0, g: float = 0.99) -> Array:
+def potential_rewards(norm: ArrayT, valid: Array, a: float = 9.0, g: float = 0.99) -> ArrayT:
     """(B, T) potential-based rewards g * Phi(P_t) - Phi(P_{t-1}), Phi = a / (a + ||P||), from
     ``norm`` (B, T + 1) = ||P_t|| per trajectory point; NaN where ``valid`` is false."""
-    phi = a / (a + ops_for(norm).float_(norm))
-    return _mark_invalid(g * phi[:, 1:] - phi[:, :-1], valid)
+    phi = a / (a + as_float(norm))
+    return _mark_invalid(g * phi[:, 1:] - phi[:, :-1], valid, norm)
