@@ -15,7 +15,7 @@ from empathos.prompts import (
     user_prompt,
 )
 from empathos.prompts.blocks import Turn, condensed_profile, persona_card
-from empathos.prompts.judge_forms import IEDR_KEYS, MDEP_KEYS
+from empathos.rubric.forms import IEDR_KEYS, MDEP_KEYS
 from empathos.scenarios import Scenario, load_builtin, load_scenarios
 
 HISTORY: list[Turn] = [

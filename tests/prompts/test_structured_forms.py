@@ -1,4 +1,4 @@
-"""Judge forms and director tools: shapes follow the rubric and the spec's action list."""
+"""Judge forms (empathos.rubric.forms): shapes follow the rubric."""
 
 from __future__ import annotations
 
@@ -8,22 +8,14 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from empathos.errors import ModelOutputError
-from empathos.prompts.director_tools import (
-    DIRECTOR_TOOLS,
-    EndConversation,
-    RevealStoryStage,
-    tool_specs,
-    validate_call,
-)
-from empathos.prompts.judge_forms import (
+from empathos.rubric import EMPATHY_RUBRIC
+from empathos.rubric.forms import (
     IEDR_KEYS,
     MDEP_KEYS,
     IEDRForm,
     MDEPForm,
     form_skeleton,
 )
-from empathos.rubric import EMPATHY_RUBRIC
 
 
 def _item_levels(form: type[IEDRForm] | type[MDEPForm]) -> dict[str, tuple[int, ...]]:
@@ -61,37 +53,3 @@ def test_forms_validate_and_reject() -> None:
     skeleton = json.loads(form_skeleton(MDEPForm))
     assert tuple(skeleton) == MDEP_KEYS
     MDEPForm.model_validate(skeleton)  # the example in the prompt is itself a valid form
-
-
-def test_director_tools_are_the_seven_actions() -> None:
-    names = [
-        "reveal_story_stage",
-        "reveal_memory",
-        "adjust_focus",
-        "introduce_turning_point",
-        "observe",
-        "continue",
-        "end_conversation",
-    ]
-    assert list(DIRECTOR_TOOLS) == names
-    specs = tool_specs()
-    assert [s["function"]["name"] for s in specs] == names
-    for spec in specs:
-        params = spec["function"]["parameters"]
-        assert "action" not in params["properties"]
-        assert spec["function"]["description"]
-        assert set(params["required"]) <= set(params["properties"])
-    stage = next(s for s in specs if s["function"]["name"] == "reveal_story_stage")
-    assert stage["function"]["parameters"]["required"] == ["stage", "reason", "guidance"]
-
-
-def test_validate_call() -> None:
-    action = validate_call("reveal_story_stage", {"stage": 2, "reason": "r", "guidance": "g"})
-    assert isinstance(action, RevealStoryStage) and action.stage == 2
-    assert isinstance(validate_call("end_conversation", {"reason": "done"}), EndConversation)
-    with pytest.raises(ModelOutputError, match="valid: reveal_story_stage"):
-        validate_call("write_dialogue", {})
-    with pytest.raises(ModelOutputError, match="stage"):
-        validate_call("reveal_story_stage", {"stage": 5, "reason": "r", "guidance": "g"})
-    with pytest.raises(ModelOutputError, match="period"):
-        validate_call("reveal_memory", {"period": "infancy"})

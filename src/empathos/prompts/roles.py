@@ -14,8 +14,8 @@ from typing import Literal
 
 from empathos.errors import ConfigError
 from empathos.prompts import blocks
-from empathos.prompts.judge_forms import IEDRForm, MDEPForm, form_skeleton
 from empathos.prompts.render import RenderedPrompt, fragments, render
+from empathos.rubric.forms import IEDRForm, MDEPForm, form_skeleton
 from empathos.scenarios.model import Scenario
 
 __all__ = [

@@ -2,20 +2,22 @@
 
 The director chooses exactly one action per turn by calling one of these tools; it never
 writes dialogue. Each argument model is also the record of the call (``action`` names it).
-:func:`tool_specs` gives the OpenAI-style ``tools`` list; :func:`validate_call` turns a
-(name, arguments) pair from the model into a typed action.
+:data:`DIRECTOR_SPECS` is what the director agent offers the model: the LLM client sends their
+wire form and validates the chosen call's arguments against the action's model; the
+transitions (:mod:`empathos.sandbox.transitions`) consume the typed action.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from functools import cache
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from empathos.errors import ModelOutputError
+from empathos.llm import ToolDef, ToolSpec
 
 __all__ = [
+    "DIRECTOR_SPECS",
     "DIRECTOR_TOOLS",
     "AdjustFocus",
     "ContinueAction",
@@ -26,8 +28,6 @@ __all__ = [
     "Observe",
     "RevealMemory",
     "RevealStoryStage",
-    "tool_specs",
-    "validate_call",
 ]
 
 AxisName = Literal["cognitive", "affective", "proactive"]
@@ -125,41 +125,23 @@ DIRECTOR_TOOLS: dict[str, type[_Action]] = {
     "continue": ContinueAction,
     "end_conversation": EndConversation,
 }
-_ADAPTER: TypeAdapter[DirectorAction] = TypeAdapter(DirectorAction)
 
 
-def tool_specs() -> list[dict[str, Any]]:
-    """The seven tools in the OpenAI ``tools`` format (the ``action`` field left out)."""
-    specs: list[dict[str, Any]] = []
-    for name, model in DIRECTOR_TOOLS.items():
-        schema = model.model_json_schema()
-        props = {k: v for k, v in schema.get("properties", {}).items() if k != "action"}
-        required = [k for k in schema.get("required", []) if k != "action"]
-        params: dict[str, Any] = {
-            "type": "object",
-            "properties": props,
-            "required": required,
-            "additionalProperties": False,
-        }
-        doc = " ".join((model.__doc__ or "").split())
-        specs.append(
-            {
-                "type": "function",
-                "function": {"name": name, "description": doc, "parameters": params},
-            }
-        )
-    return specs
+class _FixedToolSpec(ToolSpec):
+    """A ToolSpec whose wire form is computed once (JSON schema generation is the costliest
+    part of a director call otherwise)."""
+
+    def to_def(self) -> ToolDef:
+        return _tool_def(self.name, self.description, self.arguments)
 
 
-def validate_call(name: str, arguments: Mapping[str, Any]) -> DirectorAction:
-    """A typed action from a tool call; an unknown tool or bad arguments raise ModelOutputError."""
-    if name not in DIRECTOR_TOOLS:
-        raise ModelOutputError(
-            f"unknown director action {name!r}; valid: {', '.join(DIRECTOR_TOOLS)}", role="director"
-        )
-    try:
-        return _ADAPTER.validate_python({**arguments, "action": name})
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ModelOutputError(f"{name}: {where}: {first['msg']}", role="director") from None
+@cache
+def _tool_def(name: str, description: str, arguments: type[BaseModel]) -> ToolDef:
+    return ToolSpec(name, description, arguments).to_def()
+
+
+DIRECTOR_SPECS: tuple[ToolSpec, ...] = tuple(
+    _FixedToolSpec(name, " ".join((cls.__doc__ or name).split()), cls)
+    for name, cls in DIRECTOR_TOOLS.items()
+)
+"""The seven tools the director agent offers its model, in :data:`DIRECTOR_TOOLS` order."""

@@ -13,13 +13,10 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Literal, Protocol, TypeVar, cast
 
-from pydantic import BaseModel
-
 from empathos.errors import ModelCallError
-from empathos.llm import CallRecord, ChatModel, Message, ToolDef, ToolSpec, record_of
+from empathos.llm import CallRecord, ChatModel, Message, record_of
 from empathos.prompts import (
     RenderedPrompt,
     director_prompt,
@@ -27,10 +24,10 @@ from empathos.prompts import (
     judge_mdep_prompt,
     user_prompt,
 )
-from empathos.prompts.director_tools import DIRECTOR_TOOLS
-from empathos.prompts.director_tools import DirectorAction as ToolAction
-from empathos.prompts.judge_forms import IEDRForm, MDEPForm
 from empathos.records import IndicatorRating, ModelCallRecord
+from empathos.rubric.forms import IEDRForm, MDEPForm
+from empathos.sandbox.actions import DIRECTOR_SPECS
+from empathos.sandbox.actions import DirectorAction as ToolAction
 from empathos.sandbox.director_rules import rule_action
 from empathos.sandbox.state import DialogueState, DirectorView, JudgeView, TestedView, UserView
 
@@ -244,25 +241,6 @@ class DirectorDecision:
     action: ToolAction
     source: Literal["model", "rules"]
     note: str = ""
-
-
-class _FixedToolSpec(ToolSpec):
-    """A ToolSpec whose wire form is computed once (JSON schema generation is the costliest
-    part of a director call otherwise)."""
-
-    def to_def(self) -> ToolDef:
-        return _tool_def(self.name, self.description, self.arguments)
-
-
-@cache
-def _tool_def(name: str, description: str, arguments: type[BaseModel]) -> ToolDef:
-    return ToolSpec(name, description, arguments).to_def()
-
-
-DIRECTOR_SPECS: tuple[ToolSpec, ...] = tuple(
-    _FixedToolSpec(name, " ".join((cls.__doc__ or name).split()), cls)
-    for name, cls in DIRECTOR_TOOLS.items()
-)
 
 
 class DirectorAgent:

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from empathos.prompts.director_tools import (
+from empathos.sandbox.actions import (
     AdjustFocus,
     ContinueAction,
     EndConversation,
     IntroduceTurningPoint,
     RevealStoryStage,
 )
-from empathos.prompts.director_tools import DirectorAction as ToolAction
+from empathos.sandbox.actions import DirectorAction as ToolAction
 from empathos.sandbox.state import DirectorView, StatePacket
 
 __all__ = ["deepest_axis", "rule_action"]

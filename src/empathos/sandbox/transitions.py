@@ -10,7 +10,9 @@ from dataclasses import replace
 
 from empathos.epm import EPMState, Termination, TerminationKind, step, step_unscored, victory
 from empathos.errors import InputError
-from empathos.prompts.director_tools import (
+from empathos.records import DirectorAction, Evaluation
+from empathos.rubric import EMPATHY_RUBRIC, action_vector
+from empathos.sandbox.actions import (
     AdjustFocus,
     ContinueAction,
     EndConversation,
@@ -18,8 +20,6 @@ from empathos.prompts.director_tools import (
     RevealMemory,
     RevealStoryStage,
 )
-from empathos.records import DirectorAction, Evaluation
-from empathos.rubric import EMPATHY_RUBRIC, action_vector
 from empathos.sandbox.agents import DirectorDecision, Failure, Ratings
 from empathos.sandbox.state import DialogueState
 
