@@ -85,3 +85,13 @@ def test_rubric_rejects_indicator_on_unknown_axis() -> None:
             iedr=(Indicator(key="Y.1", axis="Y", name="y", kind="deficit", scores={0: 0}),),
             mdep=(),
         )
+
+
+def test_negative_keys_follow_the_rubric_they_are_asked_of() -> None:
+    """The MDEP negative indicators, read from the rubric itself (no cache to go stale)."""
+    assert EMPATHY_RUBRIC.negative_keys == {"C.Neg", "A.Neg", "P.Neg"}
+    fewer = EMPATHY_RUBRIC.model_copy(
+        update={"mdep": tuple(i for i in EMPATHY_RUBRIC.mdep if i.key != "A.Neg")}
+    )
+    assert fewer.negative_keys == {"C.Neg", "P.Neg"}
+    assert EMPATHY_RUBRIC.negative_keys == {"C.Neg", "A.Neg", "P.Neg"}

@@ -114,6 +114,12 @@ class Rubric(BaseModel):
         """Number of axes D."""
         return len(self.axes)
 
+    @property
+    def negative_keys(self) -> frozenset[str]:
+        """Keys of the MDEP indicators of kind ``negative`` (a few, so computed on each call:
+        a cache on the instance would go stale through ``model_copy(update=...)``)."""
+        return frozenset(i.key for i in self.mdep if i.kind == "negative")
+
     def axis_index(self, axis_key: str) -> int:
         """Position of an axis in the state vector."""
         return [a.key for a in self.axes].index(axis_key)

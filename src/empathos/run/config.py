@@ -8,6 +8,10 @@ config: each role names the *environment variable* that holds its key.
 
 With no roles anywhere, every role runs on the bundled offline model (the offline default).
 A ``roles:`` section in the file must name every role the run needs.
+
+The layers are merged here rather than by ``pydantic-settings``: its sources merge before
+validation, so an error could no longer say which layer (file, variable or flag) set the bad
+value, and the CLI's flags (typer) and the file's role rules would still need code of their own.
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ from empathos.epm import (
 )
 from empathos.errors import InputError
 from empathos.records import DialogueRecord, LoadedRecord
-from empathos.rubric import Rubric
 
 __all__ = [
     "GroupBy",
@@ -36,19 +35,11 @@ __all__ = [
 ]
 
 GroupBy = Literal["model", "case"]
-_NEG_KEYS: dict[int, frozenset[str]] = {}
-
-
-def _negative_keys(rubric: Rubric) -> frozenset[str]:
-    key = id(rubric)
-    if key not in _NEG_KEYS:
-        _NEG_KEYS[key] = frozenset(i.key for i in rubric.mdep if i.kind == "negative")
-    return _NEG_KEYS[key]
 
 
 def _level_sums(rec: DialogueRecord) -> tuple[int, int]:
     """(sum of every rated level, sum of |level| of negative indicators) over scored points."""
-    neg = _negative_keys(rec.rubric)
+    neg = rec.rubric.negative_keys
     total = absneg = 0
     for ev in rec.evaluations:
         if not ev.scored:
