@@ -76,7 +76,7 @@ def compare(
     if len(set(names)) != len(names):
         raise ConfigError(f"an estimator is listed twice: {estimators}", field="--estimators")
     for name in names:
-        get_estimator(name)  # fail fast, listing the valid names, before torch is imported
+        get_estimator(name)  # fail fast, listing the valid names, before any training
     try:  # fail before training, not after it: the outputs are written at the end
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

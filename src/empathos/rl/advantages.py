@@ -8,8 +8,10 @@ the same scenario that reached the same turn (A_turn):
 
 Every estimator has ONE call shape, ``fn(batch: TurnBatch, cfg: AdvantageConfig) ->
 AdvantageResult`` (shapes in :mod:`empathos.rl.batch`), and is looked up by name with
-:func:`get_estimator`; a trainer never branches on the name. numpy in gives numpy out; torch
-in gives torch out (same numbers). Pure: no I/O, no clocks, no printing.
+:func:`get_estimator`; a trainer never branches on the name. The built-in estimators compute
+on torch tensors (:mod:`empathos.rl._ops` converts at the edge): numpy in gives numpy out,
+torch in gives torch out on the same device, with the same numbers. Pure: no I/O, no clocks,
+no printing.
 
 Normalisation: ``(x - mean) / (std + eps)`` with the population standard deviation over the
 *valid* turns of each group. A group with one member or zero spread contributes 0 to its
