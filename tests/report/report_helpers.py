@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 
-
 def empathos(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     """Run ``python -m empathos ARGS`` (this checkout's src, via PYTHONPATH)."""
     return subprocess.run(

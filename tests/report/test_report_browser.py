@@ -18,7 +18,9 @@ from empathos.records import read_record
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
-    pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it)", allow_module_level=True)
+    pytest.skip(
+        "Debian's chromium is not installed (scripts/test.sh installs it)", allow_module_level=True
+    )
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]  # fmt: skip
@@ -45,7 +47,8 @@ def _open(browser: Any, report: Path) -> tuple[Any, list[str]]:
 def _check_plots(page: Any) -> None:
     plots = page.evaluate(
         "Array.from(document.querySelectorAll('div.plot')).filter(d => d.id !== 'dlg-state')"
-        ".map(d => [d.id, d.data ? d.data.filter(t => (t.x || t.r || t.z || []).length).length : 0])"
+        ".map(d => [d.id, d.data ? d.data.filter(t => (t.x || t.r || t.z || []).length).length"
+        " : 0])"
     )
     ids = {i for i, _ in plots}
     assert {"fig-leaderboard", "radar-domain", "radar-mechanism", "radar-persona", "heatmap",
@@ -65,7 +68,9 @@ def test_examples_report_in_chromium(browser: Any, examples_report: Path) -> Non
     page.fill("#f-text", "ex-new-city")
     rows = page.locator("#dlg-list tbody tr")
     assert rows.count() == 2
-    assert set(page.eval_on_selector_all("#dlg-list tbody tr", "r => r.map(x => x.dataset.scenario)")) == {"ex-new-city"}
+    assert set(
+        page.eval_on_selector_all("#dlg-list tbody tr", "r => r.map(x => x.dataset.scenario)")
+    ) == {"ex-new-city"}
     page.select_option("#f-model", "example-curt")
     assert rows.count() == 1
     rows.first.click()
@@ -82,7 +87,9 @@ def test_examples_report_in_chromium(browser: Any, examples_report: Path) -> Non
     assert errors == []
 
 
-def test_published_sample_report_in_chromium(browser: Any, empa_sample: Path, tmp_path: Path) -> None:
+def test_published_sample_report_in_chromium(
+    browser: Any, empa_sample: Path, tmp_path: Path
+) -> None:
     res = empathos("report", str(empa_sample / "results"), "--out", str(tmp_path), "--no-figures")
     assert res.returncode == 0, res.stderr
     page, errors = _open(browser, tmp_path)

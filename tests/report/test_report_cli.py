@@ -50,7 +50,9 @@ def test_report_of_the_examples_matches_score(examples_report: Path) -> None:
     _check_numbers(examples_report, score_json(examples_dir()))
     for name in ("leaderboard", "radar_domain", "radar_mechanism", "radar_persona", "heatmap"):
         assert (examples_report / "figures" / f"{name}.png").stat().st_size > 1000
-        assert (examples_report / "figures" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+        assert (
+            (examples_report / "figures" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+        )
     assert "\\begin{tabular}" in (examples_report / "tables" / "leaderboard.tex").read_text()
     data = _payload(examples_report)
     assert len(data["dialogues"]) == len(list(examples_dir().glob("*/*.json")))

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (JavaScript and CSS lines)
 """The stylesheet and the script of the HTML report (plain strings, inlined into the page).
 
 The script reads the report's JSON (``#report-data``), draws every plot with plotly.js, and
@@ -8,7 +9,24 @@ text goes into the page through ``textContent``, never as HTML.
 
 from __future__ import annotations
 
-__all__ = ["CSS", "SCRIPT"]
+__all__ = ["CSS", "LOADER", "SCRIPT"]
+
+#: Unpacks the inlined, gzip'd plotly.js (``#plotly-gz``) and runs it; ``window.plotlyReady``
+#: resolves once ``Plotly`` exists.
+LOADER = r"""
+window.unpackGzip = async function(b64){
+  const bin = atob(b64), bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return await new Response(stream).text();
+};
+window.plotlyReady = (async function(){
+  const code = await window.unpackGzip(document.getElementById('plotly-gz').textContent);
+  const s = document.createElement('script');
+  s.textContent = code;
+  document.head.appendChild(s);
+})();
+"""
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2329;background:#f6f7f9}
@@ -19,6 +37,7 @@ nav a{margin-right:14px;color:#243447;text-decoration:none;font-weight:600}
 section{background:#fff;margin:16px 24px;padding:12px 18px;border-radius:6px;box-shadow:0 1px 2px #0002}
 h2{font-size:17px;margin:6px 0 10px}
 table{border-collapse:collapse;font-size:12.5px}
+#sec-leaderboard,#sec-usage{overflow-x:auto}
 th,td{border-bottom:1px solid #e3e6ea;padding:3px 7px;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
 td .ci{color:#6b7480;font-size:11px;display:block}
@@ -44,7 +63,7 @@ details.eval table td{white-space:normal;text-align:left;vertical-align:top}
 """
 
 SCRIPT = r"""
-(function(){
+window.plotlyReady.then(function(){
 'use strict';
 const D = JSON.parse(document.getElementById('report-data').textContent);
 const CFG = {responsive: true, displaylogo: false};
@@ -120,12 +139,7 @@ for (const f of [fModel, fOutcome, fLabel]) f.addEventListener('change', renderL
 fText.addEventListener('input', renderList);
 renderList();
 
-async function unpack(b64){
-  const bin = atob(b64), bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-  return JSON.parse(await new Response(stream).text());
-}
+async function unpack(b64){ return JSON.parse(await window.unpackGzip(b64)); }
 function ratingsTable(rows){
   const t = el('table', {}, el('tr', {}, el('th', {text: 'indicator'}), el('th', {text: 'level'}),
     el('th', {text: 'evidence'}), el('th', {text: 'reasoning'})));
@@ -201,5 +215,5 @@ async function openDialogue(i){
   box.scrollIntoView({block: 'start'});
 }
 window.empathosOpenDialogue = openDialogue;
-})();
+}).catch(function(e){ console.error('report failed to start: ' + e); });
 """

@@ -59,7 +59,9 @@ def single_model(loaded: Sequence[LoadedRecord], where: str) -> str:
     return names[0]
 
 
-def _values(loaded: Sequence[LoadedRecord], metric: str, config: EPMConfig) -> dict[tuple[str, int], float]:
+def _values(
+    loaded: Sequence[LoadedRecord], metric: str, config: EPMConfig
+) -> dict[tuple[str, int], float]:
     items = sorted(loaded, key=lambda x: (x.record.scenario_id, str(x.path)))
     items = [x for x in items if x.record.termination.kind is not TerminationKind.ERROR]
     recs = [x.record for x in items]
@@ -77,7 +79,9 @@ def _values(loaded: Sequence[LoadedRecord], metric: str, config: EPMConfig) -> d
     else:
         vals = np.asarray([float(r.total_turns) for r in recs])
     trials = dialogue_trials(items)
-    return {(x.record.scenario_id, t): float(v) for x, t, v in zip(items, trials, vals, strict=True)}
+    return {
+        (x.record.scenario_id, t): float(v) for x, t, v in zip(items, trials, vals, strict=True)
+    }
 
 
 def compare_records(
@@ -91,7 +95,9 @@ def compare_records(
 ) -> Comparison:
     """Pair A's and B's dialogues by (scenario, trial) and compare ``metric`` on the pairs."""
     if metric not in METRICS:
-        raise InputError(f"unknown metric {metric!r} (known: {', '.join(METRICS)})", field="--metric")
+        raise InputError(
+            f"unknown metric {metric!r} (known: {', '.join(METRICS)})", field="--metric"
+        )
     va, vb = _values(a, metric, config), _values(b, metric, config)
     keys = sorted(set(va) & set(vb))
     xa = np.asarray([va[k] for k in keys])

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -166,7 +165,9 @@ def _summaries(
                 reason=rec.termination.reason or "",
                 turns=rec.total_turns,
                 epmq=float(sc.epmq[i]) if ok else None,
-                indices={k: float(sc.indices[i, j]) if ok else None for j, k in enumerate(INDEX_NAMES)},
+                indices={
+                    k: float(sc.indices[i, j]) if ok else None for j, k in enumerate(INDEX_NAMES)
+                },
                 final_norm=rec.trajectory[-1].p_norm,
                 labels=dict(labels.get(rec.scenario_id) or labels_of(None)),
                 trajectory=[tuple(p.P) for p in rec.trajectory],

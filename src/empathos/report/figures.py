@@ -13,13 +13,15 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; never a window
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
 
-from empathos.report.data import ReportData  # noqa: E402
-from empathos.report.labels import GROUPINGS  # noqa: E402
-from empathos.report.plots import OUTCOME_COLOURS  # noqa: E402
+from empathos.report.data import ReportData
+from empathos.report.labels import GROUPINGS
+from empathos.report.plots import OUTCOME_COLOURS
 
 __all__ = [
     "heatmap_plot",
@@ -35,9 +37,10 @@ _PROJ = ((0, 1, "C", "A"), (0, 2, "C", "P"), (1, 2, "A", "P"))
 def leaderboard_plot(data: ReportData) -> Figure:
     """EPM-Q per model with 95% bootstrap intervals."""
     fig, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(data.models) + 2), 3.2))
-    ys = np.asarray([m.row.epmq if m.row.epmq is not None else np.nan for m in data.models])
-    lo = [y - m.ci["epmq"][0] if m.ci.get("epmq") else 0.0 for y, m in zip(ys, data.models, strict=True)]
-    hi = [m.ci["epmq"][1] - y if m.ci.get("epmq") else 0.0 for y, m in zip(ys, data.models, strict=True)]
+    ys = [m.row.epmq if m.row.epmq is not None else 0.0 for m in data.models]
+    cis = [m.ci.get("epmq") or (y, y) for m, y in zip(data.models, ys, strict=True)]
+    lo = [y - ci[0] for y, ci in zip(ys, cis, strict=True)]
+    hi = [ci[1] - y for y, ci in zip(ys, cis, strict=True)]
     x = np.arange(len(ys))
     ax.bar(x, ys, yerr=[lo, hi], capsize=3, color="#3b6ea8")
     ax.set_xticks(x, data.model_names, rotation=30, ha="right", fontsize=8)
@@ -79,7 +82,9 @@ def heatmap_plot(data: ReportData) -> Figure:
             acc.setdefault((mi[d.model], si[d.scenario_id]), []).append(d.epmq)
     for (i, j), v in acc.items():
         z[i, j] = float(np.mean(v))
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.28 * len(sids) + 3), max(2.0, 0.35 * len(names) + 1.4)))
+    fig, ax = plt.subplots(
+        figsize=(max(5.0, 0.28 * len(sids) + 3), max(2.0, 0.35 * len(names) + 1.4))
+    )
     im = ax.imshow(z, aspect="auto", cmap="RdYlGn")
     ax.set_xticks(range(len(sids)), sids, rotation=90, fontsize=6)
     ax.set_yticks(range(len(names)), names, fontsize=7)
@@ -109,10 +114,12 @@ def trajectory_plot(data: ReportData, model: str) -> Figure:
     ax3.set_zlabel("P")
     for ax, (_, _, xa, ya) in zip(axes, _PROJ, strict=True):
         lo, hi = ax.get_xlim()[1], ax.get_ylim()[1]
-        ax.add_patch(plt.Rectangle((-1, -1), max(lo, 1) + 1, max(hi, 1) + 1, color="#2a9d4b", alpha=0.12))
+        ax.add_patch(
+            Rectangle((-1, -1), max(lo, 1) + 1, max(hi, 1) + 1, color="#2a9d4b", alpha=0.12)
+        )
         ax.set_xlabel(xa)
         ax.set_ylabel(ya)
-    handles = [plt.Line2D([], [], color=c, label=o) for o, c in OUTCOME_COLOURS.items()]
+    handles = [Line2D([], [], color=c, label=o) for o, c in OUTCOME_COLOURS.items()]
     axes[-1].legend(handles=handles, fontsize=7, loc="lower right")
     fig.suptitle(f"{model}: trajectories (shaded: every axis >= -1)", fontsize=10)
     fig.tight_layout()

@@ -14,7 +14,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from empathos.report.data import DialogueSummary, ReportData
-from empathos.report.labels import GROUPINGS
 
 __all__ = [
     "OUTCOME_COLOURS",
@@ -42,8 +41,9 @@ def leaderboard_figure(data: ReportData) -> Figure:
     """EPM-Q per model with its 95% bootstrap interval."""
     names = data.model_names
     ys = [m.row.epmq or 0.0 for m in data.models]
-    lo = [(m.row.epmq or 0.0) - m.ci["epmq"][0] if m.ci.get("epmq") else 0.0 for m in data.models]
-    hi = [m.ci["epmq"][1] - (m.row.epmq or 0.0) if m.ci.get("epmq") else 0.0 for m in data.models]
+    cis = [m.ci.get("epmq") or (y, y) for m, y in zip(data.models, ys, strict=True)]
+    lo = [y - ci[0] for y, ci in zip(ys, cis, strict=True)]
+    hi = [ci[1] - y for y, ci in zip(ys, cis, strict=True)]
     fig = go.Figure(
         go.Bar(
             x=names,
@@ -231,12 +231,13 @@ def usage_figure(data: ReportData) -> Figure | None:
                 name=role,
                 x=data.model_names,
                 y=[
-                    (m.usage.get(role, {}).get("prompt", 0) + m.usage.get(role, {}).get("completion", 0))
+                    (
+                        m.usage.get(role, {}).get("prompt", 0)
+                        + m.usage.get(role, {}).get("completion", 0)
+                    )
                     for m in data.models
                 ],
             )
         )
     fig.update_layout(barmode="stack", title="Tokens per role", yaxis_title="tokens", **_LAYOUT)
     return _plain(fig)
-
-

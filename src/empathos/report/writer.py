@@ -29,12 +29,12 @@ def write_report(
 ) -> ReportData:
     """Score ``loaded`` and write the report into ``out``; returns what it showed."""
     data = build_report_data(loaded, labels, config, preset=preset)
-    by_key = {
-        (x.model_name, str(x.path)): x.record for x in loaded
-    }
+    by_key = {(x.model_name, str(x.path)): x.record for x in loaded}
     details = [pack_detail(by_key[(d.model, d.path)]) for d in data.dialogues]
     out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / "index.html", render_html(data, details, title=title, sections=sections))
+    write_text_atomic(
+        out / "index.html", render_html(data, details, title=title, sections=sections)
+    )
     tables = out / "tables"
     write_text_atomic(tables / "leaderboard.md", leaderboard_markdown(data))
     write_text_atomic(tables / "leaderboard.tex", leaderboard_latex(data))

@@ -42,8 +42,12 @@ def dialogue_scores(records: Sequence[DialogueRecord], config: EPMConfig) -> Dia
     if ok:
         indices[ok] = dialogue_indices(records_to_batch([records[i] for i in ok]), config)
     pos = {name: i for i, name in enumerate(INDEX_NAMES)}
-    groups = np.stack(
-        [indices[:, [pos[x] for x in GROUPS[g]]].mean(axis=1) for g in GROUP_NAMES], axis=1
-    ) if n else np.zeros((0, len(GROUP_NAMES)))
+    groups = (
+        np.stack(
+            [indices[:, [pos[x] for x in GROUPS[g]]].mean(axis=1) for g in GROUP_NAMES], axis=1
+        )
+        if n
+        else np.zeros((0, len(GROUP_NAMES)))
+    )
     epmq = groups @ np.asarray(config.weights, dtype=np.float64) if n else np.zeros(0)
     return DialogueScores(indices=indices, groups=groups, epmq=epmq)

@@ -192,8 +192,8 @@ def paired_summary(
         return PairedSummary(0, 0, 0, 0, 0, nan, nan, nan, None, nan)
     k = int(c.max()) + 1
     counts = np.bincount(c, minlength=k).astype(np.float64)
-    sum_a = np.bincount(c, weights=a, minlength=k)
-    sum_b = np.bincount(c, weights=b, minlength=k)
+    sum_a = np.bincount(c, weights=a, minlength=k).astype(np.float64)
+    sum_b = np.bincount(c, weights=b, minlength=k).astype(np.float64)
     per = (sum_a - sum_b) / counts
     wins = int(np.sum(per > tie_tol))
     losses = int(np.sum(per < -tie_tol))
