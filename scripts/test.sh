@@ -9,6 +9,12 @@ if [ -z "${EMPATHOS_EMPA_SAMPLE:-}" ] && [ -d ../shared/data/empa-official-sampl
   EMPATHOS_EMPA_SAMPLE="$(cd ../shared/data/empa-official-sample && pwd)"
   export EMPATHOS_EMPA_SAMPLE
 fi
+# The report's browser tests drive Debian's chromium (Playwright's own browser download is not used).
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "== installing chromium (report browser tests)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+fi
 echo "== ruff"
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/ruff format --check src tests benchmarks

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from empathos import __version__
-from empathos.cli import rl, run, scenarios, score, serve
+from empathos.cli import report, rl, run, scenarios, score, serve
 from empathos.errors import EmpathosError
 
 __all__ = ["app", "main", "version_cmd"]
@@ -21,6 +21,7 @@ app = typer.Typer(
 )
 
 score.register(app)
+report.register(app)
 run.register(app)
 serve.register(app)
 app.add_typer(scenarios.app, name="scenarios")

@@ -84,6 +84,7 @@ def _report(prepared: PreparedRun, crashed: int) -> int:
         highlight=False,
         soft_wrap=True,
     )
+    err.print(f"pictures: empathos report {out} --out {out}/report", markup=False, soft_wrap=True)
     return 1 if errors or crashed or prepared.invalid else 0
 
 

@@ -99,6 +99,7 @@ def _score(paths: list[Path], preset: Preset, fmt: Format, by: By) -> int:
         markup=False,
         highlight=False,
     )
+    err.print("pictures: empathos report PATH... --out DIR", markup=False, highlight=False)
     return 1 if errors or not records else 0
 
 

@@ -1,0 +1,146 @@
+"""`empathos report` and `empathos compare`: the HTML report, figures and tables, and the
+paired comparison of two models or runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from empathos.cli.score import Preset, _load, _paths_or_examples
+from empathos.epm import EPMConfig
+from empathos.records import LoadedRecord
+from empathos.report.compare import (
+    METRICS,
+    compare_records,
+    comparison_html,
+    comparison_table,
+    single_model,
+)
+from empathos.report.labels import find_scenario_sources, load_labels
+from empathos.report.writer import write_report
+
+__all__ = ["register"]
+
+ScenariosOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--scenarios",
+        help="Where the scenarios' labels come from (repeatable): 'builtin', a scenario file "
+        "or directory, or a published layout. Run directories and published result folders "
+        "find theirs on their own.",
+    ),
+]
+
+
+def _labels(
+    paths: list[Path], extra: list[str] | None, records: list[LoadedRecord], err: Console
+) -> dict[str, dict[str, str]]:
+    sources: list[Path | str] = [s if s == "builtin" else Path(s) for s in extra or []]
+    sources += [s for s in find_scenario_sources(paths) if s not in sources]
+    labels, problems = load_labels(sources, {x.record.scenario_id for x in records})
+    if problems:
+        err.print(
+            f"note: {len(problems)} scenario problems while reading labels "
+            f"(first: {problems[0].line()}); those scenarios count as unlabelled",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
+    unlabelled = sum(1 for v in labels.values() if v["domain"] == "unlabelled")
+    if unlabelled:
+        err.print(
+            f"note: {unlabelled} of {len(labels)} scenarios have no labels "
+            "(pass --scenarios SRC to label them)",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
+    return labels
+
+
+def _report(
+    paths: list[Path], out: Path, preset: Preset, scenarios: list[str] | None, figures: bool
+) -> int:
+    err = Console(stderr=True)
+    records, errors = _load(paths, err)
+    config = EPMConfig.preset(preset.value)
+    data = write_report(
+        records, out, config=config, labels=_labels(paths, scenarios, records, err),
+        preset=preset.value, figures=figures,
+    )  # fmt: skip
+    size = (out / "index.html").stat().st_size / 1e6
+    err.print(
+        f"wrote {out / 'index.html'} ({size:.1f} MB): {len(data.models)} models, "
+        f"{len(data.dialogues)} dialogues; {len(errors)} files skipped",
+        markup=False, highlight=False, soft_wrap=True,
+    )  # fmt: skip
+    return 1 if errors or not records else 0
+
+
+def _compare(
+    a: Path, b: Path, metric: str, preset: Preset, out: Path | None, scenarios: list[str] | None
+) -> int:
+    err = Console(stderr=True)
+    ra, ea = _load([a], err)
+    rb, eb = _load([b], err)
+    name_a, name_b = single_model(ra, str(a)), single_model(rb, str(b))
+    if name_a == name_b:
+        name_a, name_b = f"{name_a} ({a})", f"{name_b} ({b})"
+        ra = [LoadedRecord(x.path, name_a, x.record.model_copy(update={"model": None})) for x in ra]
+        rb = [LoadedRecord(x.path, name_b, x.record.model_copy(update={"model": None})) for x in rb]
+    config = EPMConfig.preset(preset.value)
+    result = compare_records(ra, rb, metric=metric, config=config, names=(name_a, name_b))
+    Console(soft_wrap=True, highlight=False).print(comparison_table(result))
+    if out is not None:
+        write_report(
+            [*ra, *rb], out, config=config,
+            labels=_labels([a, b], scenarios, [*ra, *rb], err), preset=preset.value,
+            title=f"empathos compare: {name_a} vs {name_b}", sections=[comparison_html(result)],
+        )  # fmt: skip
+        err.print(f"wrote {out / 'index.html'}", markup=False, highlight=False, soft_wrap=True)
+    return 1 if ea or eb else 0
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``report`` and ``compare`` on the main app."""
+
+    @app.command("report")
+    def report_cmd(
+        paths: Annotated[
+            list[Path] | None,
+            typer.Argument(
+                help="Run directories, published result folders, record files or directories "
+                "of them (one model per directory). Without any: the bundled examples.",
+                show_default=False,
+            ),
+        ] = None,
+        out: Annotated[Path, typer.Option(help="Report directory.")] = Path("report"),
+        preset: Annotated[Preset, typer.Option(help="EPM preset.")] = Preset.reference,
+        scenarios: ScenariosOpt = None,
+        figures: Annotated[
+            bool, typer.Option(help="Also write figures/ (PNG and SVG, matplotlib).")
+        ] = True,
+    ) -> None:
+        """Write an HTML report (leaderboard with intervals, breakdowns, trajectories,
+        every dialogue), figures and tables into --out."""
+        code = _report(_paths_or_examples(paths), out, preset, scenarios, figures)
+        if code:
+            raise typer.Exit(code)
+
+    @app.command("compare")
+    def compare_cmd(
+        a: Annotated[Path, typer.Argument(help="Model A: a run or result directory.")],
+        b: Annotated[Path, typer.Argument(help="Model B: a run or result directory.")],
+        metric: Annotated[
+            str, typer.Option(help=f"What to compare: {', '.join(METRICS)}.")
+        ] = "epmq",
+        preset: Annotated[Preset, typer.Option(help="EPM preset.")] = Preset.reference,
+        out: Annotated[
+            Path | None, typer.Option(help="Also write a report of A and B with the comparison.")
+        ] = None,
+        scenarios: ScenariosOpt = None,
+    ) -> None:
+        """Paired comparison of two models on their shared scenarios (and trials): wins,
+        losses, ties, mean difference with a bootstrap interval and a permutation p-value."""
+        code = _compare(a, b, metric, preset, out, scenarios)
+        if code:
+            raise typer.Exit(code)

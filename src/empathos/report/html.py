@@ -1,0 +1,244 @@
+"""The self-contained HTML report: one file with plotly.js inlined, compact JSON data, and
+each dialogue's details gzip-compressed (rendered by a small script on demand)."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import html
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from plotly.offline import get_plotlyjs
+
+from empathos.epm import INDEX_NAMES
+from empathos.records import DialogueRecord, IndicatorRating
+from empathos.report.assets import CSS, LOADER, SCRIPT
+from empathos.report.data import ReportData
+from empathos.report.labels import GROUPINGS
+from empathos.report.plots import (
+    heatmap_figure,
+    leaderboard_figure,
+    radar_figure,
+    trajectory_figures,
+    usage_figure,
+)
+
+__all__ = ["DIALOGUE_COLUMNS", "dialogue_detail", "leaderboard_html", "pack_detail", "render_html"]
+
+DIALOGUE_COLUMNS = (
+    "model", "scenario", "trial", "outcome", "termination", "turns", "epmq", *GROUPINGS,
+)  # fmt: skip
+
+
+def _r(x: float | None, d: int = 3) -> float | None:
+    return None if x is None else round(x, d)
+
+
+def _ratings(ratings: dict[str, IndicatorRating]) -> list[list[Any]]:
+    return [[k, r.level, r.evidence, r.reasoning] for k, r in ratings.items()]
+
+
+def dialogue_detail(rec: DialogueRecord) -> dict[str, Any]:
+    """Everything the dialogue panel shows, as compact JSON-ready data."""
+    usage: dict[str, list[Any]] = {}
+    for c in rec.model_calls:
+        u = usage.setdefault(c.role, [c.role, 0, 0, 0, 0.0])
+        u[1] += 1
+        u[2] += c.prompt_tokens or 0
+        u[3] += c.completion_tokens or 0
+        u[4] += c.cost_usd or 0.0
+    return {
+        "p0": [_r(x) for x in rec.initial_state.P],
+        "norm0": _r(rec.initial_state.p_norm),
+        "iedr": _ratings(rec.iedr.ratings),
+        "turns": [[t.user, t.assistant] for t in rec.turns],
+        "director": [
+            {
+                "turn": a.turn,
+                "action": a.action,
+                "detail": a.detail,
+                "source": a.source,
+                "honoured": a.honoured,
+                "note": a.note,
+            }
+            for a in rec.director
+        ],
+        "evals": [
+            {
+                "turn": e.turn,
+                "scored": e.scored,
+                "why": e.unscored_reason,
+                "ratings": _ratings(e.ratings),
+                "P": [_r(x) for x in e.state.P],
+                "v": [_r(x) for x in e.state.v] if e.state.v is not None else None,
+                "dE": _r(e.state.delta_E),
+                "E": _r(e.state.E_total),
+                "align": _r(e.state.alignment),
+                "norm": _r(e.state.p_norm),
+                "zone": e.state.in_zone,
+            }
+            for e in rec.evaluations
+        ],
+        "end": {
+            "kind": rec.termination.kind.value,
+            "turn": rec.termination.turn,
+            "reason": rec.termination.reason or "",
+        },
+        "usage": list(usage.values()),
+    }
+
+
+def pack_detail(rec: DialogueRecord) -> str:
+    """The dialogue's details as base64 of gzip'd compact JSON (unpacked by the page)."""
+    raw = json.dumps(dialogue_detail(rec), ensure_ascii=False, separators=(",", ":"))
+    return base64.b64encode(gzip.compress(raw.encode("utf-8"), 9, mtime=0)).decode("ascii")
+
+
+def _num(x: float, pct: bool) -> str:
+    return f"{100 * x:.0f}%" if pct else f"{x:.2f}"
+
+
+def _cell(value: float | None, ci: tuple[float, float] | None, pct: bool = False) -> str:
+    if value is None:
+        return "<td>-</td>"
+
+    def f(x: float) -> str:
+        return _num(x, pct)
+
+    band = f'<span class="ci">[{f(ci[0])}, {f(ci[1])}]</span>' if ci else ""
+    return f"<td>{f(value)}{band}</td>"
+
+
+def leaderboard_html(data: ReportData) -> str:
+    """The leaderboard as an HTML table, every value with its 95% interval below it."""
+    head = ["model", "dialogues", "scenarios", "trials", "errors", "success", "turns to succ.",
+            "EPM-Q", "Outcome", "Effic.", "Stab.", *INDEX_NAMES]  # fmt: skip
+    rows = ["<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"]
+    for m in data.models:
+        r = m.row
+        tts = r.extra.get("turns_to_success")
+        cells = [
+            f"<td>{html.escape(r.model)}</td><td>{r.n}</td><td>{m.scenarios}</td>",
+            f"<td>{m.trials}</td><td>{r.extra.get('errors', 0)}</td>",
+            _cell(r.success_rate, m.ci.get("success_rate"), pct=True),
+            _cell(tts["mean"] if tts else None, m.ci.get("turns_to_success")),
+            _cell(r.epmq, m.ci.get("epmq")),
+            *(_cell(getattr(r, g), m.ci.get(g)) for g in ("outcome", "efficiency", "stability")),
+            *(_cell(r.indices.get(k), m.ci.get(k)) for k in INDEX_NAMES),
+        ]
+        rows.append(f'<tr data-model="{html.escape(r.model)}">' + "".join(cells) + "</tr>")
+    return '<table id="leaderboard">' + "".join(rows) + "</table>"
+
+
+def _usage_html(data: ReportData) -> str:
+    rows = []
+    for m in data.models:
+        for role, u in sorted(m.usage.items()):
+            rows.append(
+                f"<tr><td>{html.escape(m.row.model)}</td><td>{html.escape(role)}</td>"
+                f"<td>{int(u['calls'])}</td><td>{int(u['prompt'])}</td>"
+                f"<td>{int(u['completion'])}</td><td>{u['cost']:.4f}</td></tr>"
+            )
+    if not rows:
+        return '<p class="note">The records carry no model-call usage.</p>'
+    head = "<tr><th>model</th><th>role</th><th>calls</th><th>prompt tokens</th>"
+    head += "<th>completion tokens</th><th>cost (USD)</th></tr>"
+    return '<div id="usage" class="plot"></div><table>' + head + "".join(rows) + "</table>"
+
+
+def _payload(data: ReportData, details: Sequence[str]) -> dict[str, Any]:
+    figs: dict[str, Any] = {"fig-leaderboard": leaderboard_figure(data)}
+    for g in GROUPINGS:
+        figs[f"radar-{g}"] = radar_figure(data, g)
+    figs["heatmap"] = heatmap_figure(data)
+    usage = usage_figure(data)
+    if usage is not None:
+        figs["usage"] = usage
+    return {
+        "models": data.model_names,
+        "groupings": list(GROUPINGS),
+        "figs": figs,
+        "traj": {m: list(trajectory_figures(data, m)) for m in data.model_names},
+        "dialogue_columns": list(DIALOGUE_COLUMNS),
+        "dialogues": [
+            [
+                d.model,
+                d.scenario_id,
+                d.trial,
+                d.outcome,
+                d.termination,
+                d.turns,
+                _r(d.epmq, 2),
+                *(d.labels[g] for g in GROUPINGS),
+            ]
+            for d in data.dialogues
+        ],
+        "details": list(details),
+    }
+
+
+@functools.cache
+def _plotly_packed() -> str:
+    """plotly.js, gzip'd and base64-encoded (1.9 MB instead of 4.8 MB); the page unpacks it."""
+    raw = get_plotlyjs().encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode("ascii")
+
+
+def _json_for_script(obj: Any) -> str:
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def render_html(
+    data: ReportData, details: Sequence[str], *, title: str, sections: Sequence[str] = ()
+) -> str:
+    """The whole page. ``details`` holds :func:`pack_detail` of each of ``data.dialogues``;
+    ``sections`` are extra HTML sections (the comparison) placed after the leaderboard."""
+    n_dialogues = len(data.dialogues)
+    notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in data.notes)
+    radars = "".join(f'<div id="radar-{g}" class="plot"></div>' for g in GROUPINGS)
+    body = f"""
+<header><h1>{html.escape(title)}</h1>
+<p>{len(data.models)} models, {n_dialogues} dialogues, EPM preset {html.escape(data.preset)}.
+Intervals: 95% percentile bootstrap over scenarios (and trials within them), 2,000 resamples.</p>
+</header>
+<nav><a href="#sec-leaderboard">Leaderboard</a><a href="#sec-breakdowns">Breakdowns</a>
+<a href="#sec-cases">Per case</a><a href="#sec-trajectories">Trajectories</a>
+<a href="#sec-dialogues">Dialogues</a><a href="#sec-usage">Usage</a></nav>
+<section id="sec-leaderboard"><h2>Leaderboard</h2>{leaderboard_html(data)}{notes}
+<div id="fig-leaderboard" class="plot"></div></section>
+{"".join(sections)}
+<section id="sec-breakdowns"><h2>Breakdowns (mean EPM-Q)</h2>
+<p class="note">domain: life domain; mechanism: dominant deficit axis x routine (easy, medium)
+or hard (hard, very hard); persona: dominant need x receptive (threshold low, medium) or
+defensive (high). Scenarios without labels are counted as "unlabelled".</p>
+<div class="grid2">{radars}</div></section>
+<section id="sec-cases"><h2>Per case</h2><div id="heatmap" class="plot"></div></section>
+<section id="sec-trajectories"><h2>Trajectories in C/A/P space</h2>
+<label>model <select id="traj-model"></select></label>
+<div id="traj-3d" class="plot"></div><div id="traj-proj" class="plot"></div></section>
+<section id="sec-dialogues"><h2>Dialogues</h2>
+<div class="filters"><select id="f-model"><option value="">all models</option></select>
+<select id="f-outcome"><option value="">all outcomes</option></select>
+<select id="f-label"><option value="">all labels</option></select>
+<input id="f-text" type="search" placeholder="scenario id or model">
+<span id="dlg-count"></span></div>
+<table id="dlg-list"><thead><tr><th>scenario</th><th>model</th><th>trial</th><th>outcome</th>
+<th>termination</th><th>turns</th><th>EPM-Q</th></tr></thead><tbody></tbody></table>
+<div id="dlg-view"></div></section>
+<section id="sec-usage"><h2>Token usage and cost</h2>{_usage_html(data)}</section>
+"""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{CSS}</style>"
+        f"</head><body>{body}"
+        f'<script id="plotly-gz" type="application/octet-stream">{_plotly_packed()}</script>'
+        f"<script>{LOADER}</script>"
+        f'<script id="report-data" type="application/json">'
+        f"{_json_for_script(_payload(data, details))}</script>"
+        f"<script>{SCRIPT}</script></body></html>\n"
+    )

@@ -1,0 +1,103 @@
+"""The report in a real headless Chromium (Debian's package, driven by Playwright): no console
+errors, every plot holds data, the dialogue filter finds a dialogue and shows its transcript,
+and the leaderboard on the page shows `empathos score`'s numbers."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_helpers import empathos, score_json
+
+from empathos.examples import examples_dir
+from empathos.records import read_record
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+playwright = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():
+    pytest.skip(
+        "Debian's chromium is not installed (scripts/test.sh installs it)", allow_module_level=True
+    )
+
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser: Any, report: Path) -> tuple[Any, list[str]]:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((report / "index.html").as_uri())
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 7")
+    return page, errors
+
+
+def _check_plots(page: Any) -> None:
+    plots = page.evaluate(
+        "Array.from(document.querySelectorAll('div.plot')).filter(d => d.id !== 'dlg-state')"
+        ".map(d => [d.id, d.data ? d.data.filter(t => (t.x || t.r || t.z || []).length).length"
+        " : 0])"
+    )
+    ids = {i for i, _ in plots}
+    assert {"fig-leaderboard", "radar-domain", "radar-mechanism", "radar-persona", "heatmap",
+            "traj-3d", "traj-proj"} <= ids  # fmt: skip
+    empty = [i for i, n in plots if n == 0 and i != "usage"]
+    assert not empty, f"plots without data: {empty}"
+
+
+def test_examples_report_in_chromium(browser: Any, examples_report: Path) -> None:
+    page, errors = _open(browser, examples_report)
+    _check_plots(page)
+    scored = score_json(examples_dir())
+    for model, row in scored.items():
+        cell = page.inner_text(f'#leaderboard tr[data-model="{model}"] td:nth-child(8)')
+        assert abs(float(cell.split()[0]) - row["epmq"]) <= 0.01
+    # filter by a scenario id: only that scenario's dialogues remain; open one
+    page.fill("#f-text", "ex-new-city")
+    rows = page.locator("#dlg-list tbody tr")
+    assert rows.count() == 2
+    assert set(
+        page.eval_on_selector_all("#dlg-list tbody tr", "r => r.map(x => x.dataset.scenario)")
+    ) == {"ex-new-city"}
+    page.select_option("#f-model", "example-curt")
+    assert rows.count() == 1
+    rows.first.click()
+    page.wait_for_selector("#dlg-view .line.user")
+    record = read_record(examples_dir() / "example-curt" / "ex-new-city.json")
+    view = page.inner_text("#dlg-view")
+    assert record.turns[0].user.strip()[:40] in view
+    assert record.turns[-1].assistant.strip()[:40] in view
+    assert record.termination.kind.value in view
+    assert page.evaluate("document.getElementById('dlg-state').data.length") >= 5
+    # switching the trajectory model redraws the plots with that model's data
+    page.select_option("#traj-model", "example-curt")
+    assert "example-curt" in page.evaluate("document.getElementById('traj-3d').layout.title.text")
+    assert errors == []
+
+
+def test_published_sample_report_in_chromium(
+    browser: Any, empa_sample: Path, tmp_path: Path
+) -> None:
+    res = empathos("report", str(empa_sample / "results"), "--out", str(tmp_path), "--no-figures")
+    assert res.returncode == 0, res.stderr
+    page, errors = _open(browser, tmp_path)
+    _check_plots(page)
+    page.fill("#f-text", "script_282")
+    assert page.locator("#dlg-list tbody tr").count() == 3
+    page.locator("#dlg-list tbody tr").first.click()
+    page.wait_for_selector("#dlg-view details.eval")
+    n_turns = page.evaluate("document.querySelectorAll('#dlg-view .line.user').length")
+    assert n_turns >= 12
+    assert errors == []

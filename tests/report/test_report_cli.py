@@ -1,0 +1,133 @@
+"""`empathos report` and `empathos compare` on real record files: the numbers equal
+`empathos score`'s, labels come from the scenarios, bad files are reported like score does."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+
+from report_helpers import empathos, score_json
+
+from empathos.examples import examples_dir
+
+
+def _payload(report: Path) -> dict:
+    text = (report / "index.html").read_text(encoding="utf-8")
+    m = re.search(r'<script id="report-data" type="application/json">(.*?)</script>', text, re.S)
+    assert m, "no report data in the page"
+    return json.loads(m.group(1).replace("<\\/", "</"))
+
+
+def _csv_rows(report: Path) -> dict[str, dict[str, str]]:
+    with (report / "tables" / "leaderboard.csv").open(encoding="utf-8") as fh:
+        return {row["model"]: row for row in csv.DictReader(fh)}
+
+
+def _check_numbers(report: Path, scored: dict[str, dict]) -> None:
+    rows = _csv_rows(report)
+    assert set(rows) == set(scored)
+    page = (report / "index.html").read_text(encoding="utf-8")
+    md = (report / "tables" / "leaderboard.md").read_text(encoding="utf-8")
+    for model, s in scored.items():
+        r = rows[model]
+        assert abs(float(r["epmq"]) - s["epmq"]) <= 0.01
+        for k, v in s["indices"].items():
+            assert abs(float(r[k]) - v) <= 0.01, (model, k)
+        assert int(r["n"]) == s["n"]
+        assert abs(float(r["success_rate"]) - s["success_rate"]) <= 1e-9
+        lo, hi = float(r["epmq_lo"]), float(r["epmq_hi"])
+        assert lo <= s["epmq"] <= hi
+        # the page and the Markdown table show the same EPM-Q, rounded to 2 decimals
+        row = re.search(r'<tr data-model="' + re.escape(model) + r'">(.*?)</tr>', page)
+        assert row and f"<td>{s['epmq']:.2f}<span" in row.group(1)
+        assert f"| {s['epmq']:.2f} [" in md
+
+
+def test_report_of_the_examples_matches_score(examples_report: Path) -> None:
+    _check_numbers(examples_report, score_json(examples_dir()))
+    for name in ("leaderboard", "radar_domain", "radar_mechanism", "radar_persona", "heatmap"):
+        assert (examples_report / "figures" / f"{name}.png").stat().st_size > 1000
+        assert (
+            (examples_report / "figures" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+        )
+    assert "\\begin{tabular}" in (examples_report / "tables" / "leaderboard.tex").read_text()
+    data = _payload(examples_report)
+    assert len(data["dialogues"]) == len(list(examples_dir().glob("*/*.json")))
+    # the examples' scenarios exist nowhere: every grouping holds them as "unlabelled"
+    radar = data["figs"]["radar-domain"]["data"]
+    assert all(set(t["theta"]) == {"unlabelled"} for t in radar)
+
+
+def test_report_of_the_published_sample(empa_sample: Path, tmp_path: Path) -> None:
+    results = empa_sample / "results"
+    res = empathos("report", str(results), "--out", str(tmp_path), "--no-figures")
+    assert res.returncode == 0, res.stderr
+    _check_numbers(tmp_path, score_json(results))
+    data = _payload(tmp_path)
+    assert len(data["dialogues"]) == 90
+    # labels come from the layout above results/: six domains, no unlabelled case
+    theta = {x for t in data["figs"]["radar-domain"]["data"] for x in t["theta"]}
+    assert len(theta) == 6 and "unlabelled" not in theta
+    mech = {x for t in data["figs"]["radar-mechanism"]["data"] for x in t["theta"]}
+    assert mech <= {f"{a} {h}" for a in "CAP" for h in ("routine", "hard")} and len(mech) == 6
+
+
+def test_bad_files_are_listed_and_the_report_is_still_written(tmp_path: Path) -> None:
+    src = tmp_path / "model-x"
+    shutil.copytree(examples_dir() / "example-warm", src)
+    (src / "broken.json").write_text("{not json", encoding="utf-8")
+    (src / "other.json").write_text('{"hello": 1}', encoding="utf-8")
+    out = tmp_path / "report"
+    res = empathos("report", str(src), "--out", str(out), "--no-figures")
+    assert res.returncode == 1
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 2
+    assert any("broken.json" in e for e in errors) and any("other.json" in e for e in errors)
+    assert "Traceback" not in res.stderr
+    assert (out / "index.html").is_file()
+    assert len(_payload(out)["dialogues"]) == 2
+
+
+def test_compare_two_models(tmp_path: Path) -> None:
+    warm, curt = examples_dir() / "example-warm", examples_dir() / "example-curt"
+    scored = score_json(examples_dir())
+    res = empathos("compare", str(warm), str(curt), "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    text = res.stdout
+    # per-dialogue EPM-Q averages to the model's EPM-Q, so the means are score's numbers
+    assert f"{scored['example-warm']['epmq']:.2f}" in text
+    assert f"{scored['example-curt']['epmq']:.2f}" in text
+    diff = scored["example-warm"]["epmq"] - scored["example-curt"]["epmq"]
+    assert f"{diff:+.2f}" in text
+    assert re.search(r"won / lost / tied by A\s*│\s*2 / 0 / 0", text)
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert 'id="sec-compare"' in page and f"{diff:+.2f}" in page
+
+
+def test_compare_counts_scenarios_each_side_lacks(tmp_path: Path) -> None:
+    a = tmp_path / "a"
+    shutil.copytree(examples_dir() / "example-warm", a)
+    (a / "ex-new-city.json").unlink()
+    res = empathos("compare", str(a), str(examples_dir() / "example-curt"), "--metric", "success")
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"scenarios example-warm lacks\s*│\s*1", res.stdout)
+    assert re.search(r"shared scenarios / pairs\s*│\s*1 / 1", res.stdout)
+
+
+def test_compare_rejects_an_unknown_metric_and_a_mixed_side() -> None:
+    res = empathos("compare", str(examples_dir()), str(examples_dir() / "example-curt"))
+    assert res.returncode == 2 and "one model per side" in res.stderr
+    res = empathos(
+        "compare", str(examples_dir() / "example-warm"), str(examples_dir() / "example-curt"),
+        "--metric", "nope",
+    )  # fmt: skip
+    assert res.returncode == 2 and "unknown metric" in res.stderr
+
+
+def test_score_points_at_report() -> None:
+    res = empathos("score", str(examples_dir()))
+    assert res.returncode == 0
+    assert "empathos report" in res.stderr
