@@ -51,6 +51,15 @@ _POLL_S = 0.2  # how often a running request checks whether its client is still 
 _STATUS = {"rate_limit": 429, "transient": 503, "fatal": 400}
 _ROLES = {"developer": "system", "function": "tool"}
 _SEED_RANGE = (-(2**63), 2**64 - 1)  # what torch.manual_seed takes
+_UNSUPPORTED = "unsupported_parameter"
+_DEFAULT_CODES = {
+    400: "invalid_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "request_too_large",
+    429: "rate_limit_exceeded",
+    503: "service_unavailable",
+}
 
 
 class WireError(HTTPException):
@@ -68,7 +77,7 @@ class WireError(HTTPException):
         super().__init__(status, message)
         self.message = message
         self.param = param
-        self.code = code
+        self.code = code or _DEFAULT_CODES.get(status, "server_error")
         self.kind = kind or _error_type(status)
 
     def body(self) -> dict[str, Any]:
@@ -110,6 +119,7 @@ class _WireMessage(BaseModel):
                     400,
                     f"only text content parts are supported (got {', '.join(sorted(kinds))})",
                     param=f"messages[{index}].content",
+                    code="unsupported_value",
                 )
             content = "".join(str(p.get("text", "")) for p in content)
         if content is None:
@@ -152,15 +162,33 @@ class CompletionRequest(BaseModel):
     def refuse_unsupported(self) -> None:
         """400 naming the first parameter that would change the answer's shape unhonoured."""
         if self.stream:
-            raise WireError(400, "stream=true is not supported by this server", param="stream")
+            raise WireError(
+                400,
+                "stream=true is not supported by this server",
+                param="stream",
+                code=_UNSUPPORTED,
+            )
         if self.logprobs:
-            raise WireError(400, "logprobs are not supported by this server", param="logprobs")
+            raise WireError(
+                400,
+                "logprobs are not supported by this server",
+                param="logprobs",
+                code=_UNSUPPORTED,
+            )
         if self.top_logprobs is not None:
             raise WireError(
-                400, "top_logprobs is not supported by this server", param="top_logprobs"
+                400,
+                "top_logprobs is not supported by this server",
+                param="top_logprobs",
+                code=_UNSUPPORTED,
             )
         if self.logit_bias:
-            raise WireError(400, "logit_bias is not supported by this server", param="logit_bias")
+            raise WireError(
+                400,
+                "logit_bias is not supported by this server",
+                param="logit_bias",
+                code=_UNSUPPORTED,
+            )
 
     def stops(self) -> list[str]:
         """The stop sequences (400 if there are too many or one is empty)."""
@@ -393,15 +421,24 @@ def create_app(
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
         errors = exc.errors()
         first = errors[0] if errors else {}
-        if first.get("type") == "json_invalid":
-            return WireError(400, "the request body is not valid JSON").response()
+        kind = str(first.get("type", ""))
+        if kind == "json_invalid":
+            return WireError(
+                400, "the request body is not valid JSON", code="invalid_json"
+            ).response()
         param = _param(first.get("loc", ()))
+        if param is None:
+            message = "the request body must be a JSON object (sent as application/json)"
+            return WireError(400, message, code="invalid_json").response()
         message = str(first.get("msg", "invalid request"))  # never the input (it may be NaN)
-        return WireError(400, f"{param}: {message}" if param else message, param=param).response()
+        code = "missing_required_parameter" if kind == "missing" else "invalid_value"
+        return WireError(400, f"{param}: {message}", param=param, code=code).response()
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> Response:
-        return WireError(500, f"internal error ({type(exc).__name__})").response()
+        return WireError(
+            500, f"internal error ({type(exc).__name__})", code="internal_error"
+        ).response()
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
