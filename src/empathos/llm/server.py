@@ -53,7 +53,7 @@ _ROLES = {"developer": "system", "function": "tool"}
 _SEED_RANGE = (-(2**63), 2**64 - 1)  # what torch.manual_seed takes
 _UNSUPPORTED = "unsupported_parameter"
 _DEFAULT_CODES = {
-    400: "invalid_request",
+    400: "invalid_value",
     404: "not_found",
     405: "method_not_allowed",
     413: "request_too_large",
