@@ -284,6 +284,8 @@ def test_sigterm_stops_the_server_within_seconds_even_mid_generation() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
     assert stopped_s < 15, f"took {stopped_s:.1f} s to stop"
 
 
