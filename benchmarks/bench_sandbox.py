@@ -69,9 +69,9 @@ def serve(port: int, latency: float) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(4096)
-    config = uvicorn.Config(
-        create_app(FixedLatency(), "fixed"), log_level="warning", access_log=False, lifespan="off"
-    )
+    roles = ("user", "director", "judge", "model_under_test")
+    app = create_app(FixedLatency(), "fixed", aliases=[f"fixed-{role}" for role in roles])
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     print(f"http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -24,6 +24,7 @@ def fault_server(fault_server_module: FaultServer) -> FaultServer:
     server.script()
     server.requests.clear()
     server.headers.clear()
+    server.targets.clear()
     server.max_in_flight = 0
     return server
 

@@ -75,7 +75,7 @@ def _reference_logprob(lm: OfflineModel, prefix: list[int], option: list[int]) -
 
 
 def test_choose_ranks_by_likelihood_and_rolls_back(lm: OfflineModel) -> None:
-    prompt = lm.prompt_ids([{"role": "user", "content": "Is the sky blue? yes or no"}], 16)
+    prompt = lm.prompt_ids([{"role": "user", "content": "Is the sky blue? yes or no"}])
     options = ['"yes"', '"no"', '"perhaps not"', '"blue sky"']
     with lm.lock, torch.inference_mode():
         decoder = TorchDecoder(lm, prompt)
@@ -136,7 +136,7 @@ def test_constrained_context_matches_the_json_and_strings_obey_the_cap(lm: Offli
     from empathos.llm.offline.constrained import build_json
     from empathos.llm.types import json_schema_of
 
-    prompt = lm.prompt_ids(PROMPT, 16)
+    prompt = lm.prompt_ids(PROMPT)
     with lm.lock, torch.inference_mode():
         decoder = TorchDecoder(lm, prompt, string_cap=3)
         text = build_json(json_schema_of(Rating), decoder)

@@ -70,11 +70,12 @@ async def test_api_key_never_leaks(
     assert leaks == []
 
 
-async def test_credentials_in_base_url_never_reach_records(
+async def test_a_key_in_the_base_url_query_never_reaches_records(
     fault_server: FaultServer, make_config: Any
 ) -> None:
+    # (user:password@ in a base URL is refused when the config is built: test_llm_client_wire)
     secret = f"pw{uuid.uuid4().hex}"
-    url = fault_server.url.replace("http://", f"http://bob:{secret}@", 1) + "?key=" + secret
+    url = fault_server.url + "?key=" + secret
     fault_server.script(Step.ok("hello"), Step.status(400))
     model = build_model(make_config(url, max_attempts=1), role="tested")
     ok = await model.chat([{"role": "user", "content": "hi"}])
@@ -86,3 +87,4 @@ async def test_credentials_in_base_url_never_reach_records(
     texts = [ok.record.model_dump_json(), failed.model_dump_json(), info.value.line()]
     assert ok.record.endpoint is not None and ok.record.endpoint.startswith("http://127.0.0.1:")
     assert [t[:80] for t in texts if secret in t] == []
+    assert all(t.endswith("?key=" + secret) for t in fault_server.targets)  # yet it was sent

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
+import openai
 import pytest
 from pydantic import BaseModel, Field
 
@@ -62,7 +69,7 @@ async def test_serve_offline_plain_schema_and_tools(offline_server: str) -> None
 @pytest.mark.slow
 def test_serve_answers_openai_wire_format(offline_server: str) -> None:
     models = httpx.get(offline_server + "/models").json()
-    assert [m["id"] for m in models["data"]] == ["smollm2-135m-instruct"]
+    assert models["data"][0]["id"] == "smollm2-135m-instruct"
     body = {
         "messages": [{"role": "developer", "content": "Be brief."}, *PROMPT],
         "max_tokens": 8,
@@ -82,7 +89,7 @@ def test_serve_answers_openai_wire_format(offline_server: str) -> None:
     usage = reply["usage"]
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
     bad = httpx.post(offline_server + "/chat/completions", json={**body, "stream": True})
-    assert bad.status_code == 400
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "stream"
 
 
 async def test_serve_scripted_backend_and_fatal_errors() -> None:
@@ -113,3 +120,175 @@ def test_serve_on_a_busy_port_fails_with_one_line() -> None:
     assert out.stderr.startswith(
         "error: port: cannot listen on 127.0.0.1:"
     ) and "Traceback" not in (out.stderr)
+
+
+def _sdk(url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=300)
+
+
+@pytest.mark.slow
+def test_offline_through_the_sdk_json_object_stop_n_and_penalties(offline_server: str) -> None:
+    with _sdk(offline_server) as sdk:
+        obj = sdk.chat.completions.create(
+            model="HuggingFaceTB/SmolLM2-135M-Instruct",  # a documented alias
+            messages=[{"role": "user", "content": "Describe a cat as JSON with name and age."}],
+            response_format={"type": "json_object"},
+            max_tokens=24,
+        )
+        assert isinstance(json.loads(obj.choices[0].message.content or ""), dict)
+        assert obj.usage is not None and obj.usage.completion_tokens <= 24 + 4
+        plain = sdk.chat.completions.create(
+            model="smollm2-135m-instruct",
+            messages=PROMPT,
+            n=2,
+            max_tokens=6,
+            frequency_penalty=0.7,
+            presence_penalty=0.7,
+            top_p=0.9,
+            seed=3,
+        )
+        assert [c.index for c in plain.choices] == [0, 1]
+        assert all(c.message.content for c in plain.choices)
+        first = plain.choices[0].message.content or ""
+        stopper = first.split()[-1] if len(first.split()) > 1 else first[-1]
+        cut = sdk.chat.completions.create(
+            model="smollm2-135m-instruct",
+            messages=PROMPT,
+            n=2,
+            max_tokens=6,
+            frequency_penalty=0.7,
+            presence_penalty=0.7,
+            top_p=0.9,
+            seed=3,
+            stop=[stopper],
+        )
+        assert cut.choices[0].message.content == first[: first.index(stopper)]
+        assert cut.choices[0].finish_reason == "stop"
+
+
+@pytest.mark.slow
+async def test_offline_through_the_async_sdk(offline_server: str) -> None:
+    async with openai.AsyncOpenAI(base_url=offline_server, api_key="x", max_retries=0) as sdk:
+        obj = await sdk.chat.completions.create(
+            model="smollm2-135m-instruct",
+            messages=[{"role": "user", "content": "Reply in JSON: your mood."}],
+            response_format={"type": "json_object"},
+            max_tokens=12,
+        )
+        assert isinstance(json.loads(obj.choices[0].message.content or ""), dict)
+        fmt: Any = {
+            "type": "json_schema",
+            "json_schema": {"name": "close", "schema": Close.model_json_schema()},
+        }
+        rated = await sdk.chat.completions.create(
+            model="smollm2-135m-instruct", messages=PROMPT, response_format=fmt, max_tokens=4
+        )
+        Close.model_validate_json(rated.choices[0].message.content or "")
+        with pytest.raises(openai.NotFoundError) as missing:
+            await sdk.chat.completions.create(model="gpt-4o", messages=PROMPT, max_tokens=2)
+        assert missing.value.code == "model_not_found"
+
+
+def _chat_tokens(messages: list[dict[str, str]]) -> int:
+    """Prompt tokens as the tokenizer's own chat template counts them."""
+    from empathos.llm.offline import load_offline_model
+
+    tokenizer = load_offline_model().tokenizer
+    ids = tokenizer.apply_chat_template(
+        messages, add_generation_prompt=True, tokenize=True, return_dict=True
+    )["input_ids"]
+    return len(ids)
+
+
+@pytest.mark.slow
+def test_a_prompt_longer_than_the_context_is_a_400(offline_server: str) -> None:
+    messages = [{"role": "user", "content": "hello " * 9000}]
+    assert _chat_tokens(messages) > 8192
+    with _sdk(offline_server) as sdk, pytest.raises(openai.BadRequestError) as caught:
+        sdk.chat.completions.create(
+            model="smollm2-135m-instruct",
+            messages=messages,
+            max_tokens=4,  # type: ignore[arg-type]
+        )
+    assert (caught.value.code, caught.value.param) == ("context_length_exceeded", "messages")
+
+
+@pytest.mark.slow
+def test_a_7000_token_prompt_with_max_tokens_8000_reaches_the_model_whole(
+    offline_server: str,
+) -> None:
+    # A published judge sends max_tokens=8000; the server used to keep 8192 - 8000 tokens.
+    text = "The tide came in slowly over the flat grey sand near the harbour wall. " * 470
+    messages = [
+        {"role": "system", "content": "Answer with one word."},
+        {"role": "user", "content": text + "\nWhere was the sand?"},
+    ]
+    expected = _chat_tokens(messages)
+    assert 6800 < expected < 7400
+    with _sdk(offline_server) as sdk:
+        reply = sdk.chat.completions.create(
+            model="smollm2-135m-instruct",
+            messages=messages,  # type: ignore[arg-type]
+            max_tokens=8000,
+            stop=[" ", "\n", "."],  # a word is enough: prefilling 7,000 tokens is the cost
+        )
+    assert reply.usage is not None
+    assert reply.usage.prompt_tokens == expected  # the whole prompt, head included
+    assert (reply.usage.model_extra or {})["max_tokens_clamped_to"] == 8192 - expected
+
+
+@pytest.mark.slow
+def test_a_client_that_disconnects_cancels_its_generation(offline_server: str) -> None:
+    # frequency_penalty=-2 rewards repeating, so the small model never stops by itself:
+    # uncancelled, 3,000 tokens would hold the model for minutes.
+    endless = {
+        "messages": PROMPT,
+        "max_tokens": 3000,
+        "frequency_penalty": -2.0,
+    }
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(offline_server + "/chat/completions", json=endless, timeout=3.0)
+    quick = {"messages": PROMPT, "max_tokens": 2}
+    answer = httpx.post(offline_server + "/chat/completions", json=quick, timeout=60.0)
+    assert answer.status_code == 200  # the model was free again: the first generation stopped
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_server_within_seconds_even_mid_generation() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "empathos", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout is not None
+        line = ""
+        while " at http://" not in line:
+            line = proc.stdout.readline()
+            assert line or proc.poll() is None, "empathos serve exited"
+        url = line.split(" at ", 1)[1].strip()
+        endless = {"messages": PROMPT, "max_tokens": 3000, "frequency_penalty": -2.0}
+        worker = threading.Thread(
+            target=lambda: _ignore(httpx.post, url + "/chat/completions", json=endless, timeout=60)
+        )
+        worker.start()
+        time.sleep(3.0)  # generating by now
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        stopped_s = time.monotonic() - t0
+        worker.join(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    assert stopped_s < 15, f"took {stopped_s:.1f} s to stop"
+
+
+def _ignore(fn: Any, *args: Any, **kwargs: Any) -> None:
+    with contextlib.suppress(httpx.HTTPError):
+        fn(*args, **kwargs)

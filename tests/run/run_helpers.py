@@ -86,7 +86,11 @@ def manifest(run_dir: Path) -> dict[str, Any]:
 @contextmanager
 def served(backend: str, cwd: Path, startup_s: float = 180) -> Iterator[str]:
     """``empathos serve --backend BACKEND`` on a free port, in the CLI tests' environment."""
-    with serve_subprocess("--backend", backend, startup_s=startup_s, cwd=cwd, env=cli_env()) as url:
+    # The roles ask for the offline model's id: the scripted backend answers to it too.
+    names = ("--served-model-name", "smollm2-135m-instruct") if backend == "scripted" else ()
+    with serve_subprocess(
+        "--backend", backend, *names, startup_s=startup_s, cwd=cwd, env=cli_env()
+    ) as url:
         yield url
 
 

@@ -1,7 +1,10 @@
 """Per-role endpoint configuration: where a role's model lives and how to call it.
 
 The API key itself is never stored: :attr:`EndpointConfig.api_key_env` names the environment
-variable that holds it, read only when the client is built.
+variable that holds it, read only when the client is built. A ``base_url`` is checked when the
+config is built: http or https, a host, a valid port, and no ``user:password@`` (which would
+be sent as Basic auth instead of the key); a query string (``?api-version=...``) is kept and
+sent with every request.
 """
 
 from __future__ import annotations
@@ -10,11 +13,18 @@ import os
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from empathos.errors import ConfigError
 
-__all__ = ["EndpointConfig", "RetryConfig", "StructuredConfig", "redact_url", "resolve_api_key"]
+__all__ = [
+    "EndpointConfig",
+    "RetryConfig",
+    "StructuredConfig",
+    "check_base_url",
+    "redact_url",
+    "resolve_api_key",
+]
 
 
 class RetryConfig(BaseModel):
@@ -60,10 +70,37 @@ class StructuredConfig(BaseModel):
     )
 
 
+def check_base_url(url: str) -> None:
+    """Raise ValueError (never quoting the URL, which may hold a secret) unless ``url`` is an
+    http(s) URL with a host, a valid port and no credentials."""
+    if any(ch.isspace() for ch in url):
+        raise ValueError("base_url holds whitespace")
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError for a port that is not a number in 0-65535
+    except ValueError:
+        raise ValueError("base_url is not a valid URL (check the host and port)") from None
+    if parts.scheme not in ("http", "https"):
+        shown = f"'{parts.scheme}'" if parts.scheme else "none"
+        raise ValueError(f"base_url must start with http:// or https:// (scheme: {shown})")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(
+            "base_url holds credentials (user:password@): they would go out as Basic auth, "
+            "not as the API key; put the key in an environment variable and name that "
+            "variable in api_key_env"
+        )
+    if not parts.hostname:
+        raise ValueError("base_url has no host (expected e.g. http://127.0.0.1:8000/v1)")
+    if parts.fragment:
+        raise ValueError("base_url has a #fragment, which is never sent to a server")
+    del port
+
+
 class EndpointConfig(BaseModel):
     """One role's model endpoint: backend kind, address, sampling, limits, prices, cache."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # hide_input_in_errors: a rejected base_url may hold a password; errors never quote it.
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     kind: Literal["openai", "offline", "scripted"] = Field(
         "openai",
@@ -105,6 +142,13 @@ class EndpointConfig(BaseModel):
         None, ge=0.0, description="Price (USD) per 1000 output tokens; None: cost not computed."
     )
     cache: bool = Field(False, description="Use the response cache for this role (opt-in).")
+
+    @field_validator("base_url")
+    @classmethod
+    def _valid_url(cls, value: str | None) -> str | None:
+        if value:
+            check_base_url(value)
+        return value
 
     @model_validator(mode="after")
     def _needs_url(self) -> EndpointConfig:

@@ -16,6 +16,10 @@ raw response, whose JSON we read ourselves. The JSON body sent is the same. A pl
 (``openai.DefaultAioHttpClient``, the ``openai[aiohttp]`` extra): with many calls in flight it
 costs about half the CPU per call of httpx's connection pool. Others (TLS, proxies) keep the
 SDK's default HTTP stack.
+
+A query string in ``base_url`` (``?api-version=...``, as Azure OpenAI wants) is taken off the
+URL and given to the SDK as ``default_query``, so every request carries it (glued to the base
+URL it would end up inside the path).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from empathos.llm.config import EndpointConfig, redact_url
 from empathos.llm.retry import BackendError, classify_openai_error
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
 
-__all__ = ["OpenAIBackend"]
+__all__ = ["OpenAIBackend", "split_query"]
 
 _NO_KEY = "EMPTY"  # local servers need some bearer token; this one is not a secret
 _PATH = "/chat/completions"
@@ -72,10 +76,18 @@ def _pooled_http(config: EndpointConfig, pools: int, tls: ssl.SSLContext) -> Any
     return openai.DefaultAsyncHttpxClient(limits=limits, timeout=config.timeout_s, verify=tls)
 
 
+def split_query(base_url: str) -> tuple[str, dict[str, str]]:
+    """``base_url`` without its query string, and that query string's parameters."""
+    parts = urllib.parse.urlsplit(base_url)
+    query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    return urllib.parse.urlunsplit(parts._replace(query="", fragment="")), query
+
+
 def _sdk_clients(config: EndpointConfig, api_key: str | None) -> list[openai.AsyncOpenAI]:
     """The endpoint's SDK clients: one on the SDK's aiohttp client for plain HTTP, else one per
     _POOL_SIZE calls in flight (at most _MAX_POOLS)."""
     assert config.base_url is not None
+    base_url, query = split_query(config.base_url)
     if _plain_http(config.base_url):
         http_clients = [openai.DefaultAioHttpClient(timeout=config.timeout_s)]
     else:
@@ -84,7 +96,8 @@ def _sdk_clients(config: EndpointConfig, api_key: str | None) -> list[openai.Asy
         http_clients = [_pooled_http(config, pools, tls) for _ in range(pools)]
     return [
         openai.AsyncOpenAI(
-            base_url=config.base_url,
+            base_url=base_url,
+            default_query=query or None,
             api_key=api_key or _NO_KEY,
             max_retries=0,
             timeout=config.timeout_s,
@@ -136,6 +149,8 @@ class OpenAIBackend:
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
             **request.params,
         }
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
         if request.tools:
             kwargs["tools"] = [
                 {

@@ -1,9 +1,12 @@
 """The one retry policy: classify an error as rate limit, transient or fatal, then retry.
 
-Rate limits (429), server errors (5xx, 408, 409), timeouts, dropped connections and unreadable
-response bodies are retried with exponential backoff and jitter, honouring ``Retry-After``.
-Authentication, permission, unknown-model and bad-request errors fail at once. Every count
-and wait is bounded by :class:`~empathos.llm.config.RetryConfig`.
+Rate limits (429), server errors (5xx, 408, 409), timeouts, refused or dropped connections,
+failed DNS lookups and unreadable response bodies are retried with exponential backoff and
+jitter, honouring ``Retry-After``. Authentication, permission, unknown-model and bad-request
+errors fail at once. Every count and wait is bounded by
+:class:`~empathos.llm.config.RetryConfig`. The message says what happened: a connection
+refused, a name that did not resolve and a connection the server dropped are told apart from
+a timeout (the SDK's aiohttp client reports all of them as ``APITimeoutError``).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -32,6 +36,7 @@ __all__ = [
     "BackendError",
     "ErrorKind",
     "classify_openai_error",
+    "connection_problem",
     "parse_retry_after",
     "run_with_retries",
     "to_model_error",
@@ -51,11 +56,15 @@ class BackendError(Exception):
         *,
         retry_after: float | None = None,
         status: int | None = None,
+        code: str | None = None,
+        param: str | None = None,
     ) -> None:
         self.kind: ErrorKind = kind
         self.message = message
         self.retry_after = retry_after
         self.status = status
+        self.code = code  # OpenAI's error code (e.g. context_length_exceeded), if any
+        self.param = param  # the request field at fault, if known
         super().__init__(message)
 
 
@@ -98,15 +107,76 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _causes(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 16:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _names(exc: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+# Exceptions of the HTTP stacks under the SDK (aiohttp, httpx/httpcore, h11), by class name so
+# that neither has to be imported here: the server closed the connection before or while
+# answering.
+_DROPPED = {
+    "ServerDisconnectedError",
+    "ClientPayloadError",
+    "RemoteProtocolError",
+    "ReadError",
+    "WriteError",
+    "ContentLengthError",
+    "IncompleteReadError",
+}
+
+
+def _where(exc: Exception) -> str:
+    request = getattr(exc, "request", None)
+    url = getattr(request, "url", None)
+    host = getattr(url, "host", None)
+    if not host:
+        return "the server"
+    port = getattr(url, "port", None)
+    return f"{host}:{port}" if port else str(host)
+
+
+def connection_problem(exc: Exception) -> str | None:
+    """What went wrong on the wire, in words: a refused connection, a failed DNS lookup or a
+    dropped connection (from the exception's causes); None if it is none of those."""
+    where = _where(exc)
+    causes = _causes(exc)
+    for cause in causes:
+        if isinstance(cause, socket.gaierror) or "ClientConnectorDNSError" in _names(cause):
+            return f"DNS lookup failed for {where.rsplit(':', 1)[0]} (check the host in base_url)"
+    for cause in causes:
+        if isinstance(cause, ConnectionRefusedError):
+            return f"connection refused by {where} (is the server running? check base_url)"
+    for cause in causes:
+        if isinstance(cause, ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
+            return f"connection dropped by {where} ({type(cause).__name__})"
+        if _DROPPED & _names(cause):
+            return f"connection dropped by {where} before a complete reply"
+    return None
+
+
 def classify_openai_error(exc: Exception) -> BackendError:
     """Map an ``openai`` SDK exception (or a bare timeout / OS error) to a BackendError."""
-    if isinstance(exc, openai.APITimeoutError):
-        return BackendError("transient", "request timed out")
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
+        problem = connection_problem(exc)
+        if problem is not None:
+            return BackendError("transient", problem)
+        if isinstance(exc, openai.APITimeoutError):
+            return BackendError("transient", "request timed out (no reply within timeout_s)")
         return BackendError("transient", f"connection failed ({type(exc.__cause__).__name__})")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = _short(str(exc.message))
+        if exc.code:
+            detail = f"{exc.code}: {detail}"
         retry_after = parse_retry_after(exc.response.headers)
         if status == 429:
             return BackendError(
@@ -121,14 +191,17 @@ def classify_openai_error(exc: Exception) -> BackendError:
             403: "permission denied",
             404: "model or endpoint not found (check base_url and model)",
         }.get(status, "request rejected")
-        return BackendError("fatal", f"HTTP {status}: {hint}: {detail}", status=status)
+        return BackendError(
+            "fatal", f"HTTP {status}: {hint}: {detail}", status=status, code=exc.code
+        )
     if isinstance(exc, openai.APIResponseValidationError | ValueError):
         # The body was not the JSON the SDK expected: a misbehaving server, maybe transient.
         return BackendError("transient", f"unreadable response body ({type(exc).__name__})")
     if isinstance(exc, TimeoutError):
-        return BackendError("transient", "request timed out")
+        return BackendError("transient", "request timed out (no reply within timeout_s)")
     if isinstance(exc, OSError):
-        return BackendError("transient", f"connection failed ({type(exc).__name__})")
+        problem = connection_problem(exc)
+        return BackendError("transient", problem or f"connection failed ({type(exc).__name__})")
     return BackendError("fatal", f"unexpected {type(exc).__name__}: {_short(str(exc))}")
 
 

@@ -12,7 +12,8 @@ wins) or write the function yourself. A reply may be:
 
 To simulate an endpoint failure, raise :func:`fault` from the handler. With no rule matching,
 :func:`auto_reply` answers: an echo for chat, the first allowed value of every field for a
-schema, the first tool for tool calls. Example::
+schema, a ``{"reply": ...}`` object for JSON mode without a schema, the first tool for tool
+calls. Example::
 
     backend = ScriptedBackend(rules(
         (lambda r: r.tools != [], ToolReply("ask", {"question": "How are you?"})),
@@ -65,7 +66,8 @@ def fault(
 
 
 def auto_reply(request: ChatRequest) -> Reply:
-    """The default answer: echo for chat; first allowed values for schemas and tools."""
+    """The default answer: echo for chat (as a JSON object in JSON mode); first allowed
+    values for schemas and tools."""
     decoder = FirstChoiceDecoder()
     if request.tools:
         name, arguments = build_tool_call([(t.name, t.parameters) for t in request.tools], decoder)
@@ -73,6 +75,8 @@ def auto_reply(request: ChatRequest) -> Reply:
     if request.response_schema is not None:
         return build_json(request.response_schema, decoder)
     last = request.messages[-1].content if request.messages else ""
+    if request.json_mode:  # JSON mode without a schema: one JSON object
+        return {"reply": f"(scripted) {last[:200]}"}
     return f"(scripted) {last[:200]}"
 
 

@@ -6,7 +6,8 @@ requests get with :meth:`FaultServer.script`; once the queue is empty every requ
 :meth:`Step.ok` (a zero-latency reply, used by the benchmark). Steps: ``ok`` (text or a tool
 call), ``status`` (any HTTP status, headers and body), ``slow`` (sleep, then reply),
 ``truncated`` (a body shorter than its Content-Length, then close), ``malformed`` (a body that
-is not JSON), ``drop`` (close without answering)::
+is not JSON), ``drop`` (close without answering). It records each request's body, headers
+and target (path and query string)::
 
     with FaultServer() as server:
         server.script(Step.status(500), Step.status(429, headers={"Retry-After": "0"}))
@@ -106,6 +107,7 @@ class FaultServer:
         self.port = 0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.targets: list[str] = []  # request targets: path and query string
         self.in_flight = 0
         self.max_in_flight = 0
         self._queue: deque[Step] = deque()
@@ -170,7 +172,9 @@ class FaultServer:
                 name, value = line.split(":", 1)
                 headers[name.strip().lower()] = value.strip()
         body = await reader.readexactly(int(headers.get("content-length", "0")))
+        target = lines[0].split(" ")[1] if lines[0].count(" ") >= 2 else ""
         with self._lock:
+            self.targets.append(target)
             self.headers.append(headers)
             try:
                 self.requests.append(json.loads(body or b"{}"))

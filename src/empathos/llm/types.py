@@ -105,6 +105,9 @@ class ChatRequest(BaseModel):
     )
     schema_name: str | None = Field(None, description="Name of the response schema.")
     json_mode: bool = Field(False, description="Ask for a JSON object without a schema.")
+    stop: list[str] = Field(
+        default_factory=list, description="Stop sequences: the reply ends before the first one."
+    )
     tools: list[ToolDef] = Field(default_factory=list, description="Tools the model may call.")
     tool_choice: Literal["required", "auto"] | None = Field(
         None, description="Whether a tool call is required."

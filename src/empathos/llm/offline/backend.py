@@ -10,7 +10,11 @@ from __future__ import annotations
 import asyncio
 
 from empathos.llm.offline.batcher import batcher_for
-from empathos.llm.offline.model import load_offline_model
+from empathos.llm.offline.model import (
+    CONTEXT_TOKENS,
+    ContextLengthExceeded,
+    load_offline_model,
+)
 from empathos.llm.retry import BackendError
 from empathos.llm.types import ChatRequest, RawReply
 
@@ -22,6 +26,7 @@ class OfflineBackend:
 
     kind = "offline"
     endpoint: str | None = None
+    context_tokens = CONTEXT_TOKENS  # prompt and reply together (the server reports clamps)
 
     def __init__(self, max_batch: int = 8) -> None:
         self.max_batch = max_batch
@@ -31,5 +36,9 @@ class OfflineBackend:
         lm = await asyncio.to_thread(load_offline_model)
         try:
             return await batcher_for(lm, self.max_batch).submit(request)
+        except ContextLengthExceeded as exc:
+            raise BackendError(
+                "fatal", str(exc), status=400, code="context_length_exceeded", param="messages"
+            ) from None
         except (RuntimeError, ValueError, IndexError) as exc:
-            raise BackendError("fatal", f"offline generation failed: {exc}") from exc
+            raise BackendError("fatal", f"offline generation failed: {exc}", status=500) from exc

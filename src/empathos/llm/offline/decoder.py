@@ -8,13 +8,17 @@ and numbers are decoded greedily under a cap and rewritten as clean JSON literal
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from empathos.llm.offline.constrained import build_json, build_tool_call
+from empathos.llm.offline.json_prefix import JsonObjectPrefix
 from empathos.llm.offline.model import OfflineModel
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
 
-__all__ = ["TorchDecoder", "constrained_reply"]
+__all__ = ["TorchDecoder", "constrained_reply", "json_object_reply"]
+
+_TOP_K = 64  # a json_object step keeps the best of the model's top-k tokens the grammar accepts
 
 _MAX_DIGITS = 9
 _NO_REPEAT_NGRAM = 3  # free-text fields never repeat a 3-token sequence
@@ -190,4 +194,63 @@ def constrained_reply(lm: OfflineModel, prompt: list[int], request: ChatRequest)
         input_tokens=len(prompt),
         output_tokens=decoder.generated,
         finish_reason="stop",
+    )
+
+
+def json_object_reply(
+    lm: OfflineModel,
+    prompt: list[int],
+    max_tokens: int,
+    cancel: threading.Event | None = None,
+) -> RawReply:
+    """One JSON object (``response_format: json_object``), valid by construction.
+
+    Each step takes the model's most likely token, among its top ``_TOP_K``, whose text can
+    continue a JSON object (:class:`JsonObjectPrefix`); the object ends when the model closes
+    it, or is closed with the shortest completion when the token budget would not leave room
+    for it (so the reply may run a few tokens past a tiny ``max_tokens``)."""
+    import torch
+
+    cap = max_tokens
+    decoder = TorchDecoder(lm, prompt)
+    state = JsonObjectPrefix()
+    texts: dict[int, str] = {}
+
+    def text_of(token: int) -> str:
+        if token not in texts:
+            texts[token] = lm.tokenizer.decode([token], skip_special_tokens=True)
+        return texts[token]
+
+    def closing_tokens(prefix: JsonObjectPrefix) -> int:
+        rest = prefix.closing()
+        return len(decoder._tok(rest)) if rest else 0
+
+    finish = "stop"
+    while not state.done:
+        if cancel is not None and cancel.is_set():
+            finish = "cancelled"
+            break
+        chosen: tuple[int, JsonObjectPrefix] | None = None
+        for token in torch.topk(decoder.logits, _TOP_K).indices.tolist():
+            text = text_of(token)
+            if not text or token == decoder.eos:
+                continue
+            trial = state.copy()
+            if not trial.feed(text):
+                continue
+            if decoder.generated + 1 + closing_tokens(trial) <= cap:
+                chosen = (token, trial)
+            break  # the best acceptable token does not fit: close now
+        if chosen is None:
+            decoder.emit(state.closing())
+            finish = "length"
+            break
+        decoder._feed([chosen[0]])
+        state = chosen[1]
+    text = lm.tokenizer.decode(decoder.ids[decoder.prompt_len :], skip_special_tokens=True)
+    return RawReply(
+        content=text.strip(),
+        input_tokens=len(prompt),
+        output_tokens=decoder.generated,
+        finish_reason=finish,
     )

