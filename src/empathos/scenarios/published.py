@@ -290,12 +290,12 @@ def _labels(meta: dict[str, Any], file: Path) -> dict[str, Any]:
         value = meta.get(key)
         if value is None:
             continue
-        value = normalise_label(str(value))
-        if value not in table:
+        clean = normalise_label(str(value))
+        if clean not in table:
             raise ScenarioError(
                 f"unknown {key} {value!r}", file=file, field=f"{meta.get('script_id')}.{key}"
             )
-        labels[target] = table[value].value
+        labels[target] = table[clean].value
     if isinstance(meta.get("distance"), int | float):
         labels["distance"] = float(meta["distance"])
     return labels
