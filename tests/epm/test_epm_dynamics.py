@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from empathos.epm import (
@@ -68,6 +68,47 @@ def loop_reference(p0: list[float], vs: list[list[float]], cfg: EPMConfig) -> tu
     return "none", len(vs)
 
 
+def loop_paper(p0: list[float], vs: list[list[float]], cfg: EPMConfig) -> tuple[str, int]:
+    """The paper preset written out as a plain loop: the current direction (0 at P = 0),
+    strict inequalities, companionship on mean alignment, and the in-zone rule (EPM_SPEC 5.1:
+    E_total >= eps_energy under both presets), labelled ``success_geometric`` (the paper has
+    no positional kind)."""
+
+    def norm(x: list[float]) -> float:
+        return math.sqrt(sum(a * a for a in x))
+
+    r0 = norm(p0)
+    eps_d, eps_e = cfg.alpha * r0, r0
+    P, E = list(p0), 0.0
+    dEs, norms, aligns = [0.0], [r0], []
+    for t, v in enumerate(vs, start=1):
+        n = norm(P)
+        d = [-x / n for x in P] if n > 1e-12 else [0.0] * len(P)
+        dE = sum(a * b for a, b in zip(v, d, strict=True))
+        aligns.append(dE / norm(v) if norm(v) > 1e-12 else 0.0)
+        P = [a + b for a, b in zip(P, v, strict=True)]
+        E += dE
+        dEs.append(dE)
+        norms.append(norm(P))
+        if t >= cfg.min_turns:
+            if eps_e < E and norms[-1] < eps_d:
+                return "success_geometric", t
+            if eps_e < E and sum(aligns) / len(aligns) > cfg.tau_align:
+                return "success_companionship", t
+            if eps_e <= E and all(x >= -cfg.zone_eps for x in P):
+                return "success_geometric", t
+            if len(dEs) >= 5 and all(x < 0 for x in dEs[-5:]):
+                return "failure_collapse", t
+            last8 = dEs[-8:]
+            stag = float(np.std(norms[-5:], ddof=1)) < 0.5
+            reg = sum(x < 0 for x in last8) > 0.7 * 8 and sum(last8) < -1.0
+            if len(last8) == 8 and stag and reg:
+                return "failure_stagnation_regression", t
+        if t >= cfg.max_turns:
+            return "timeout", t
+    return "none", len(vs)
+
+
 def run_scalar(p0: np.ndarray, vs: np.ndarray, cfg: EPMConfig) -> tuple[str, int, object]:
     state = init_state(p0.tolist(), cfg)
     for v in vs:
@@ -89,6 +130,57 @@ def test_scalar_layer_matches_the_readable_loop(
     vs = action_vectors(np.asarray(rows), EMPATHY_RUBRIC)
     kind, turn, _ = run_scalar(p0, vs, REF)
     assert (kind, turn) == loop_reference(p0.tolist(), vs.tolist(), REF)
+
+
+small_p0 = st.tuples(*[st.integers(-4, 0)] * 3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.one_of(iedr_levels.map(lambda lv: tuple(p0_from_iedr(lv, EMPATHY_RUBRIC))), small_p0),
+    st.lists(mdep_rows, min_size=1, max_size=50),
+    st.sampled_from([0, 3, 12]),
+    st.sampled_from([0.7, 0.3, 0.95]),
+)
+# reaches P = 0 with E_total = r0 exactly: the in-zone rule's E >= eps_energy decides
+@example((-2, 0, 0), [(1, 0, 0, 0, 0, 0)] * 3, 0, 0.95)
+def test_paper_scalar_layer_matches_the_readable_loop(
+    p0: tuple[float, ...], rows: list[tuple[int, ...]], min_turns: int, tau: float
+) -> None:
+    """Strict inequalities, the in-zone rule and P = 0 (small P_0 are crossed or hit)."""
+    cfg = PAPER.model_copy(update={"min_turns": min_turns, "tau_align": tau})
+    p = np.asarray(p0, dtype=np.float64)
+    vs = action_vectors(np.asarray(rows), EMPATHY_RUBRIC)
+    kind, turn, _ = run_scalar(p, vs, cfg)
+    assert (kind, turn) == loop_paper(p.tolist(), vs.tolist(), cfg)
+
+
+def test_paper_in_zone_success_is_labelled_geometric() -> None:
+    cfg = PAPER.model_copy(update={"min_turns": 1, "tau_align": 1.0})
+    # P_0 = (-2, 0, 0), r0 = 2: a step of (1, 0, 0) gives E = 1 and P = (-1, 0, 0), in zone
+    # without enough energy.
+    state = step(init_state([-2.0, 0.0, 0.0], cfg), [1.0, 0.0, 0.0], cfg)
+    assert check_termination(state, cfg) is None
+    # The next step reaches P = 0 with E = 2: not > r0, so neither the geometric rule nor
+    # companionship (alignment 1 is not > 1) holds, but the in-zone rule (E >= r0) does.
+    state = step(state, [1.0, 0.0, 0.0], cfg)
+    assert state.last.P == (0.0, 0.0, 0.0) and state.last.E_total == 2.0
+    term = check_termination(state, cfg)
+    assert term is not None and term.kind is TerminationKind.SUCCESS_GEOMETRIC
+    # At P = 0 the direction is 0: a further step adds no energy and has alignment 0.
+    state = step(state, [1.0, 1.0, 0.0], cfg)
+    assert state.last.delta_E == 0.0 and state.last.alignment == 0.0
+    # The paper's own conditions stay strict: near the origin with E = r0 exactly is no
+    # victory once the in-zone rule is off.
+    off = cfg.model_copy(update={"in_zone_success": False})
+    state = step(step(init_state([-2.0, 0.0, 0.0], off), [1.0, 0.0, 0.0], off), [1.0, 0, 0], off)
+    assert check_termination(state, off) is None
+    # in zone with E > r0, far from the origin (|P| = 0.5 is not < 0.3), alignment 1 not > 1
+    state = init_state([-3.0, 0.0, 0.0], cfg)
+    state = step(state, [2.5, 0.0, 0.0], cfg)  # E = 2.5, P = (-0.5, 0, 0): in zone
+    state = step(state, [1.0, 0.0, 0.0], cfg)  # E = 3.5 > 3, P = (0.5, 0, 0): in zone
+    term = check_termination(state, cfg)
+    assert term is not None and term.kind is TerminationKind.SUCCESS_GEOMETRIC
 
 
 @settings(max_examples=60, deadline=None)

@@ -30,12 +30,12 @@ def _write(path: Path, data: object) -> Path:
     return path
 
 
-def test_import_handles_missing_partial_invalid_and_string_levels(tmp_path: Path) -> None:
+def test_import_handles_missing_partial_and_string_levels(tmp_path: Path) -> None:
     rows = [
         GOOD,
         None,  # judge failed: no mdep_analysis, zero increment
         {"C.Prog": "1", "C.Neg": "0", "A.Prog": "1"},  # partial, strings
-        {**GOOD, "A.Neg": "L1"},  # invalid string
+        {**GOOD, "A.Neg": "-1"},  # a numeric string
         {**GOOD, "P.Prog": 2},
     ]
     doc = make_published(rows)
@@ -45,13 +45,21 @@ def test_import_handles_missing_partial_invalid_and_string_levels(tmp_path: Path
     assert flags[0] == []
     assert flags[1] == ["ratings_missing"]
     assert flags[2] == ["ratings_partial"]
-    assert flags[3] == ["level_invalid:A.Neg"]
-    assert rec.evaluations[3].ratings["A.Neg"].raw_level == "L1"
+    assert flags[3] == []
+    assert rec.evaluations[3].ratings["A.Neg"].level == -1
     assert rec.evaluations[2].ratings["C.Prog"].level == 1
     assert rec.evaluations[1].state.v == (0.0, 0.0, 0.0)  # stored v_t kept
     assert rec.source == "empa-published" and rec.model == "Custom-test/tiny"
     assert rec.total_turns == 5 and len(rec.turns) == 5 and rec.turns[0].assistant == "reply 1"
     assert rec.termination.kind is TerminationKind.TIMEOUT
+
+
+def test_an_invalid_level_is_an_error_naming_the_field(tmp_path: Path) -> None:
+    doc = make_published([GOOD, {**GOOD, "A.Neg": "L1"}])
+    path = _write(tmp_path / "m" / "script_900_result.json", doc)
+    with pytest.raises(RecordError) as info:
+        read_record(path)
+    assert info.value.line().startswith(f"{path}: epj.trajectory[2].mdep_analysis.A_Neg_level:")
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from run_helpers import empathos, index_rows, manifest, scripted_roles, write_config
 
 from empathos.records import read_record
@@ -166,6 +167,28 @@ def test_invalid_scenario_is_reported_and_skipped(tmp_path: Path) -> None:
     assert f"skipped invalid scenario: {bad}" in done.stderr
     assert set(index_rows(out)) == {"en-02-night-shift__t0"}
     assert any(str(bad) in line for line in manifest(out)["skipped_scenarios"])
+
+
+@pytest.mark.parametrize("select", [{"cases": "en-02-night-shift"}, {"limit": 1}])
+def test_an_unselected_invalid_scenario_leaves_the_exit_code_alone(
+    tmp_path: Path, select: dict[str, object]
+) -> None:
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    shutil.copy(builtin_path() / "en" / "en-02-night-shift.yaml", scenarios)
+    bad = scenarios / "broken.yaml"
+    bad.write_text("schema_version: 1\nid: broken\npersona: {}\n", encoding="utf-8")
+    config = write_config(
+        tmp_path / "run.yaml",
+        roles=scripted_roles(),
+        scenarios=str(scenarios),
+        max_turns=2,
+        **select,
+    )
+    done = empathos("run", "--config", config, "--out", tmp_path / "out", cwd=tmp_path)
+    assert f"skipped invalid scenario: {bad}" in done.stderr  # still reported
+    assert done.returncode == 0, done.stderr
+    assert set(index_rows(tmp_path / "out")) == {"en-02-night-shift__t0"}
 
 
 def test_bad_config_is_one_line_without_traceback(tmp_path: Path) -> None:

@@ -56,10 +56,13 @@ def test_list_shows_a_table() -> None:
     assert "18 scenarios" in proc.stdout
 
 
-def test_list_missing_path_exits_1(tmp_path: Path) -> None:
+def test_list_missing_path_says_the_path_is_missing(tmp_path: Path) -> None:
     proc = _run("list", str(tmp_path / "absent"))
     assert proc.returncode == 1
-    assert "1 error(s)" in proc.stdout
+    assert proc.stderr.strip() == (
+        f"error: {tmp_path / 'absent'}: no such file or directory (the path is missing)"
+    )
+    assert "0 scenarios" not in proc.stdout
 
 
 @pytest.mark.usefixtures("empa_sample")

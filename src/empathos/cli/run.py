@@ -1,7 +1,8 @@
 """`empathos run`: run a model under test against a scenario set (resumable, concurrent).
 
 Exit codes: 0 every selected dialogue finished without error; 1 some dialogue ended as an
-error (recorded apart), crashed, or an invalid scenario was skipped; 2 bad input (config,
+error (recorded apart), crashed, or an invalid scenario the selection could include was
+skipped (not one of named cases, nor past a filled --limit); 2 bad input (config,
 keys, run directory); 130 Ctrl-C (the same command resumes). See docs/run.md.
 """
 
@@ -85,7 +86,7 @@ def _report(prepared: PreparedRun, crashed: int) -> int:
         soft_wrap=True,
     )
     err.print(f"pictures: empathos report {out} --out {out}/report", markup=False, soft_wrap=True)
-    return 1 if errors or crashed or prepared.invalid else 0
+    return 1 if errors or crashed or prepared.invalid_selected else 0
 
 
 def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:

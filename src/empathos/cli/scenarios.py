@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from enum import Enum
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -53,9 +54,12 @@ def check(path: str = typer.Argument(BUILTIN, help=_PATH_HELP)) -> None:
     official = sum(1 for s in result.scenarios if s.source.official)
     if official:
         typer.echo(f"official: {official}")
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning.line()}")
     for error in result.errors:
         typer.echo(f"error: {error.line()}")
-    typer.echo(f"scenarios read: {len(result.scenarios)}, errors: {len(result.errors)}")
+    warned = f", warnings: {len(result.warnings)}" if result.warnings else ""
+    typer.echo(f"scenarios read: {len(result.scenarios)}, errors: {len(result.errors)}{warned}")
     if result.errors:
         raise typer.Exit(1)
 
@@ -65,6 +69,9 @@ def list_cmd(path: str = typer.Argument(BUILTIN, help=_PATH_HELP)) -> None:
     """Show the scenarios as a table (errors are summarised below it).
 
     In the bundled set, '*' marks the default pair the main job runs."""
+    if path != BUILTIN and not Path(path).exists():
+        typer.echo(f"error: {path}: no such file or directory (the path is missing)", err=True)
+        raise typer.Exit(1)
     result = _load(path)
     table = Table(title=f"{len(result.scenarios)} scenarios")
     for column in ("id", "name", "lang", "domain", "axis", "threshold", "band", "||P0||"):

@@ -13,11 +13,12 @@ from empathos.epm import EPMConfig
 from empathos.errors import RecordError
 from empathos.examples import examples_dir
 from empathos.records import LoadedRecord, load_records
-from empathos.report import leaderboard_csv, leaderboard_json, leaderboard_table
+from empathos.report import COLUMN_LEGEND, leaderboard_csv, leaderboard_json, leaderboard_table
+from empathos.scoring.integrity import contradictions, drop_duplicates
 from empathos.scoring.leaderboard import leaderboard
 from empathos.scoring.replay import replay_loaded
 
-__all__ = ["By", "Format", "Preset", "register"]
+__all__ = ["By", "Format", "Label", "Preset", "register"]
 
 
 class Preset(StrEnum):
@@ -42,7 +43,20 @@ class By(StrEnum):
     case = "case"
 
 
+class Label(StrEnum):
+    """What names a model's row."""
+
+    auto = "auto"
+    dir = "dir"
+    record = "record"
+
+
 _TABLE_WIDTH = 200
+_EPILOG = (
+    "Columns of the table: "
+    + "; ".join(f"{name} = {text}" for name, text in COLUMN_LEGEND)
+    + ". Indices are on a 0-100 scale (a few can exceed 100)."
+)
 PathsArg = Annotated[
     list[Path] | None,
     typer.Argument(
@@ -80,24 +94,59 @@ def _load(paths: list[Path], err: Console) -> tuple[list[LoadedRecord], list[Rec
     return records, errors
 
 
-def _score(paths: list[Path], preset: Preset, fmt: Format, by: By) -> int:
+def _warn(err: Console, text: str) -> None:
+    err.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _checked(
+    records: list[LoadedRecord], err: Console, allow_duplicates: bool
+) -> tuple[list[LoadedRecord], int]:
+    """Records to score after the duplicate check, and how many were left out; every
+    duplicate and every self-contradicting record gets one warning line."""
+    dropped = 0
+    if not allow_duplicates:
+        records, dups = drop_duplicates(records)
+        for dup in dups:
+            _warn(err, dup.line() + " (--allow-duplicates to count every copy)")
+            dropped += len(dup.dropped)
+    for item in records:
+        for c in contradictions(item.record):
+            _warn(
+                err,
+                f"{item.path}: {c.field}: {c.problem} "
+                "(scored as stored: the termination decides success, the trajectory the indices)",
+            )
+    return records, dropped
+
+
+def _score(
+    paths: list[Path], preset: Preset, fmt: Format, by: By, label: Label, allow_dups: bool
+) -> int:
     err = Console(stderr=True)
-    records, errors = _load(paths, err)
-    rows = leaderboard(records, EPMConfig.preset(preset.value), by=by.value) if records else []
+    loaded, errors = _load(paths, err)
+    records, dropped = _checked(loaded, err, allow_dups)
+    cfg = EPMConfig.preset(preset.value)
+    rows = leaderboard(records, cfg, by=by.value, label_by=label.value) if records else []
     if fmt is Format.json:
         typer.echo(leaderboard_json(rows, group_label=by.value))
     elif fmt is Format.csv:
         typer.echo(leaderboard_csv(rows, group_label=by.value), nl=False)
     elif rows:
-        # The table has 19 columns: never squeeze it below a readable width.
+        # The table has 20 columns: never squeeze it below a readable width.
         Console(width=max(Console().width, _TABLE_WIDTH)).print(
             leaderboard_table(rows, group_label=by.value)
         )
-    n_files = len(records) + len(errors)
+    n_files = len(loaded) + len(errors)
+    n_scored = sum(r.n for r in rows)
+    n_errors = sum(int(r.extra.get("errors", 0)) for r in rows)
+    dup_note = f"; {dropped} duplicate(s) counted once" if dropped else ""
     err.print(
-        f"scored {len(records)} of {n_files} files ({preset.value} preset); {len(errors)} skipped",
+        f"read {len(loaded)} of {n_files} files ({preset.value} preset): "
+        f"{n_scored} dialogue(s) scored, {n_errors} ended as errors (not scored)"
+        f"{dup_note}; {len(errors)} skipped",
         markup=False,
         highlight=False,
+        soft_wrap=True,
     )
     err.print("pictures: empathos report PATH... --out DIR", markup=False, highlight=False)
     return 1 if errors or not records else 0
@@ -127,15 +176,34 @@ def _replay(paths: list[Path]) -> int:
 def register(app: typer.Typer) -> None:
     """Mount ``score`` and ``replay`` on the main app."""
 
-    @app.command("score")
+    @app.command("score", epilog=_EPILOG)
     def score_cmd(
         paths: PathsArg = None,
         preset: Annotated[Preset, typer.Option(help="EPM preset.")] = Preset.reference,
         fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
         by: Annotated[By, typer.Option(help="One row per model or per case.")] = By.model,
+        label: Annotated[
+            Label,
+            typer.Option(
+                help="Name a model's row by the records' model name (record), by their "
+                "directory (dir), or by the model name unless it is an opaque endpoint id "
+                "such as ep-20260224114647-4d99q (auto)."
+            ),
+        ] = Label.auto,
+        allow_duplicates: Annotated[
+            bool,
+            typer.Option(
+                "--allow-duplicates",
+                help="Count every copy of a dialogue given more than once (same model, "
+                "scenario and trial, or identical content); by default one copy counts.",
+            ),
+        ] = False,
     ) -> None:
-        """Print the EPM-Q leaderboard of record files (published EMPA results or ours)."""
-        code = _score(_paths_or_examples(paths), preset, fmt, by)
+        """Print the EPM-Q leaderboard of record files (published EMPA results or ours).
+
+        Records that contradict themselves are named on stderr and scored as stored; files
+        with a bad level or value are skipped (exit 1)."""
+        code = _score(_paths_or_examples(paths), preset, fmt, by, label, allow_duplicates)
         if code:
             raise typer.Exit(code)
 

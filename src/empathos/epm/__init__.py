@@ -31,16 +31,19 @@ from empathos.epm.state import (
     step,
     step_unscored,
     victory,
+    victory_checklist,
 )
 from empathos.epm.termination import (
     CONTINUE,
     TERMINATION_CODES,
     TerminationKind,
+    VictoryConditions,
     code_of,
     failure_codes,
     kind_from_code,
     success_codes,
     termination_codes,
+    victory_conditions,
 )
 
 __all__ = [
@@ -57,6 +60,7 @@ __all__ = [
     "TerminationKind",
     "Thresholds",
     "TrajectoryBatch",
+    "VictoryConditions",
     "aggregate_indices",
     "alignment",
     "check_termination",
@@ -79,4 +83,6 @@ __all__ = [
     "thresholds",
     "tortuosity",
     "victory",
+    "victory_checklist",
+    "victory_conditions",
 ]

@@ -22,9 +22,11 @@ from empathos.epm.dynamics import (
 )
 from empathos.epm.termination import (
     TerminationKind,
+    VictoryConditions,
     failure_codes,
     kind_from_code,
     success_codes,
+    victory_conditions,
 )
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "step",
     "step_unscored",
     "victory",
+    "victory_checklist",
 ]
 
 
@@ -159,6 +162,23 @@ def step_unscored(state: EPMState, config: EPMConfig, turn: int | None = None) -
 
 def _scored(state: EPMState) -> list[EPMPoint]:
     return [p for p in state.points if p.scored]
+
+
+def victory_checklist(state: EPMState, config: EPMConfig) -> VictoryConditions:
+    """Each condition of the active success rule at the latest point, as :func:`victory`
+    tests them (same rounding, same strict or non-strict comparisons); arrays of shape (1,)."""
+    last = state.last
+    aligns = [p.alignment or 0.0 for p in _scored(state)[1:]]
+    return victory_conditions(
+        state.turn,
+        np.asarray([last.p_norm]),
+        np.asarray([last.projection]),
+        np.asarray([last.E_total]),
+        np.asarray([float(np.mean(aligns)) if aligns else 0.0]),
+        np.asarray([last.in_zone]),
+        thresholds(np.asarray([state.r0]), config),
+        config,
+    )
 
 
 def victory(state: EPMState, config: EPMConfig) -> TerminationKind | None:

@@ -7,6 +7,7 @@ code 0 means "continue".
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -18,11 +19,13 @@ __all__ = [
     "CONTINUE",
     "TERMINATION_CODES",
     "TerminationKind",
+    "VictoryConditions",
     "code_of",
     "failure_codes",
     "kind_from_code",
     "success_codes",
     "termination_codes",
+    "victory_conditions",
 ]
 
 F64 = NDArray[np.float64]
@@ -68,6 +71,58 @@ def code_of(kind: TerminationKind) -> int:
     return _CODE[kind]
 
 
+class VictoryConditions(NamedTuple):
+    """Each condition of the active success rule, shape (N,) bool (EPM_SPEC 5.1).
+
+    ``energy``: E_total (rounded per ``energy_decimals``) >= eps_energy (``reference``) or
+    > eps_energy (``paper``); ``near``: ||P_t|| <= eps_dist (``reference``) or < (``paper``);
+    ``second``: projection >= -eps_dir (``reference``) or mean alignment > tau_align
+    (``paper``); ``zone``: the whole in-zone rule, every axis >= -zone_eps and
+    E_total >= eps_energy under both presets (EPM_SPEC 5.1; False when ``in_zone_success`` is
+    off); ``old_enough``: t >= min_turns. Victory: old_enough and (energy and (near or
+    second), or zone).
+    """
+
+    old_enough: NDArray[np.bool_]
+    energy: NDArray[np.bool_]
+    near: NDArray[np.bool_]
+    second: NDArray[np.bool_]
+    zone: NDArray[np.bool_]
+
+
+def victory_conditions(
+    t: ArrayLike,
+    p_norm: ArrayLike,
+    projection: ArrayLike,
+    E_total: ArrayLike,
+    mean_alignment: ArrayLike,
+    zone: ArrayLike,
+    th: Thresholds,
+    config: EPMConfig,
+) -> VictoryConditions:
+    """The conditions :func:`success_codes` combines, with the same comparisons and rounding
+    (the director's victory checklist shows these)."""
+    pn = np.asarray(p_norm, dtype=np.float64)
+    e = round_to(E_total, config.energy_decimals)
+    if config.success_rule == "reference":
+        energy = e >= th.eps_energy
+        near = pn <= th.eps_dist
+        second = np.asarray(projection, dtype=np.float64) >= -th.eps_dir
+    else:
+        energy = e > th.eps_energy
+        near = pn < th.eps_dist
+        second = np.asarray(mean_alignment, dtype=np.float64) > config.tau_align
+    # The in-zone rule has its own, non-strict energy condition under both presets.
+    in_zone = np.asarray(zone, dtype=bool) & (e >= th.eps_energy) & config.in_zone_success
+    return VictoryConditions(
+        old_enough=np.broadcast_to(np.asarray(t) >= config.min_turns, pn.shape),
+        energy=np.asarray(energy, dtype=bool),
+        near=np.asarray(near, dtype=bool),
+        second=np.asarray(second, dtype=bool),
+        zone=np.broadcast_to(in_zone, pn.shape),
+    )
+
+
 def success_codes(
     t: ArrayLike,
     p_norm: ArrayLike,
@@ -83,32 +138,22 @@ def success_codes(
     t: turn (scalar or (N,)); p_norm = ||P_t||, projection = P_t . v*_0, E_total,
     mean_alignment (mean over the scored evaluations so far; :func:`empathos.epm.victory`
     leaves the t = 0 point out) and zone (in-zone bool), each (N,). Only when t >= min_turns.
+    The in-zone rule is labelled ``success_positional`` under ``reference`` and
+    ``success_geometric`` under ``paper`` (which has no positional kind).
     """
-    pn = np.asarray(p_norm, dtype=np.float64)
-    e = round_to(E_total, config.energy_decimals)
-    old_enough = np.asarray(t) >= config.min_turns
+    c = victory_conditions(t, p_norm, projection, E_total, mean_alignment, zone, th, config)
     if config.success_rule == "reference":
-        energy = e >= th.eps_energy
-        geo = pn <= th.eps_dist
-        second = np.asarray(projection, dtype=np.float64) >= -th.eps_dir
-        second_kind, zone_kind = (
-            TerminationKind.SUCCESS_POSITIONAL,
-            TerminationKind.SUCCESS_POSITIONAL,
-        )
+        second_kind = zone_kind = TerminationKind.SUCCESS_POSITIONAL
     else:
-        energy = e > th.eps_energy
-        geo = pn < th.eps_dist
-        second = np.asarray(mean_alignment, dtype=np.float64) > config.tau_align
         second_kind, zone_kind = (
             TerminationKind.SUCCESS_COMPANIONSHIP,
             TerminationKind.SUCCESS_GEOMETRIC,
         )
-    out = np.zeros(pn.shape, dtype=np.int8)
-    ok = old_enough & energy
-    if config.in_zone_success:
-        out = np.where(ok & np.asarray(zone, dtype=bool), code_of(zone_kind), out)
-    out = np.where(ok & second, code_of(second_kind), out)
-    out = np.where(ok & geo, code_of(TerminationKind.SUCCESS_GEOMETRIC), out)
+    out = np.zeros(np.asarray(p_norm).shape, dtype=np.int8)
+    ok = c.old_enough & c.energy
+    out = np.where(c.old_enough & c.zone, code_of(zone_kind), out)
+    out = np.where(ok & c.second, code_of(second_kind), out)
+    out = np.where(ok & c.near, code_of(TerminationKind.SUCCESS_GEOMETRIC), out)
     return out.astype(np.int8)
 
 

@@ -64,8 +64,7 @@ def _pydantic_error(exc: ValidationError, file: Path) -> RecordError:
     first = exc.errors()[0]
     field = ".".join(str(x) for x in first["loc"]) or None
     msg = first["msg"]
-    if field is None and msg.startswith("Value error, "):
-        msg = msg.removeprefix("Value error, ")  # our own validators name the field in msg
+    msg = msg.removeprefix("Value error, ")  # our own validators' messages stand alone
     return RecordError(msg, file=file, field=field)
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from empathos.epm import EPMConfig, EPMPoint, Termination
 from empathos.rubric import EMPATHY_RUBRIC, Indicator, Rubric
@@ -41,6 +42,14 @@ class IndicatorRating(_Model):
     raw_level: str | None = Field(
         default=None, description="The level as found, when it could not be read (import only)."
     )
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _whole_number(cls, value: object) -> object:
+        """A level is a whole number or null: never a bool, a float, NaN or text."""
+        if value is None or (isinstance(value, int | np.integer) and not isinstance(value, bool)):
+            return value
+        raise ValueError(f"a level must be a whole number or null, got {value!r:.40}")
 
 
 class InitialDeficit(_Model):

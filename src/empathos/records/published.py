@@ -1,15 +1,18 @@
 """Importer for the published EMPA result format (EPM_SPEC section 7).
 
 Real-world quirks handled: points without ``mdep_analysis`` (the run applied a zero
-increment), partial or invalid levels ("L1"), extra keys, levels as strings or ints, a
-free-text termination reason in Chinese or English. The stored ``v_t`` stays the truth for
-the dynamics; missing ratings are flagged on the evaluation.
+increment), partial ratings, extra keys, levels as ints or numeric strings, a free-text
+termination reason in Chinese or English. The stored ``v_t`` stays the truth for the
+dynamics; missing ratings are flagged on the evaluation. A level off its scale (out of range,
+NaN, infinite, a bool, text such as "L1"), judge or IEDR, makes the file an error naming the
+field: a made-up level must never be scored.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -85,29 +88,43 @@ def _number(obj: dict[str, Any], key: str, file: Path, field: str) -> float:
 
 
 def _ratings(
-    raw: dict[str, Any], keys: list[str], sep_key: Any, flags: list[str]
+    raw: dict[str, Any],
+    keys: list[str],
+    sep_key: Callable[[str], str],
+    file: Path,
+    where: Callable[[str], str],
 ) -> dict[str, IndicatorRating]:
+    """Ratings of ``keys`` found in ``raw``; a level off its indicator's scale (a number out of
+    range, NaN, infinite, a bool or a non-numeric string such as "L1") is a RecordError
+    naming ``where(key)``, the field it was read from."""
     out: dict[str, IndicatorRating] = {}
     for key in keys:
         base = sep_key(key)
         if f"{base}_level" not in raw:
             continue
         value = raw[f"{base}_level"]
+        scale = list(EMPATHY_RUBRIC.indicator(key).scores)
         try:
-            level: int | None = parse_level(value, field=key)
+            level = parse_level(value, field=key)
         except InputError:
             level = None
-        if level not in EMPATHY_RUBRIC.indicator(key).scores:
-            level = None
-            flags.append(f"level_invalid:{key}")
-        bad = None if level is not None else str(value)
+        if level is None or level not in scale:
+            raise RecordError(
+                f"level {value!r:.40} is not on the scale of {key} (allowed: {scale})",
+                file=file,
+                field=where(key),
+            )
         out[key] = IndicatorRating(
             level=level,
             evidence=str(raw.get(f"{base}_evidence", "")),
             reasoning=str(raw.get(f"{base}_reasoning", "")),
-            raw_level=bad,
         )
     return out
+
+
+def _mdep_field(prefix: str) -> Callable[[str], str]:
+    """Where the level of an MDEP indicator sits in a trajectory point."""
+    return lambda key: f"{prefix}mdep_analysis.{key.replace('.', '_')}_level"
 
 
 def _point(p: dict[str, Any], file: Path, field: str, prev_E: float) -> EPMPoint:
@@ -163,7 +180,13 @@ def _evaluations(traj: list[Any], file: Path) -> tuple[EPMPoint, list[Evaluation
             flags.append("ratings_missing")
             ratings: dict[str, IndicatorRating] = {}
         else:
-            ratings = _ratings(mdep, _MDEP_KEYS, lambda k: k.replace(".", "_"), flags)
+            ratings = _ratings(
+                mdep,
+                _MDEP_KEYS,
+                lambda k: k.replace(".", "_"),
+                file,
+                _mdep_field(field),
+            )
             if len(ratings) < len(_MDEP_KEYS):
                 flags.append("ratings_partial")
         evals.append(
@@ -185,7 +208,13 @@ def _iedr(epj: dict[str, Any], P0: tuple[float, ...], file: Path) -> InitialDefi
     filled = _object(details, "filled_iedr", file, "epj.iedr_details.filled_iedr")
     detailed = _object(filled, "_detailed", file, "epj.iedr_details.filled_iedr._detailed")
     source = {**{f"{k}_level": v for k, v in filled.items() if k in _IEDR_KEYS}, **detailed}
-    ratings = _ratings(source, _IEDR_KEYS, lambda k: k, [])
+
+    def where(key: str) -> str:
+        if f"{key}_level" in detailed:
+            return f"epj.iedr_details.filled_iedr._detailed.{key}_level"
+        return f"epj.iedr_details.filled_iedr.{key}"
+
+    ratings = _ratings(source, _IEDR_KEYS, lambda k: k, file, where)
     return InitialDeficit(ratings=ratings, P0=P0)
 
 

@@ -12,9 +12,48 @@ from rich.table import Table
 from empathos.epm import INDEX_NAMES
 from empathos.scoring.leaderboard import LeaderboardRow
 
-__all__ = ["leaderboard_csv", "leaderboard_json", "leaderboard_table"]
+__all__ = [
+    "COLUMN_LEGEND",
+    "leaderboard_csv",
+    "leaderboard_json",
+    "leaderboard_table",
+    "legend_text",
+]
 
 _GROUPS = ("outcome", "efficiency", "stability")
+
+#: Every column of the rich table and what it holds (printed by ``empathos score --help``).
+COLUMN_LEGEND: tuple[tuple[str, str], ...] = (
+    ("model", "the row's group: the tested model (--label), or the case with --by case"),
+    ("n", "dialogues scored: errors are not scored and not counted here"),
+    ("err", "dialogues that ended as errors (infrastructure, never a model failure)"),
+    ("succ", "dialogues whose termination is a success"),
+    ("rate", "succ / n"),
+    ("EPM-Q", "the composite: 0.4 Outcome + 0.2 Efficiency + 0.4 Stability"),
+    ("Outcome", "mean of RDI, E_tot, S_net"),
+    ("Effic.", "Efficiency: mean of Rho, S_proj, Tau"),
+    ("Stab.", "Stability: mean of R_pos, Align, Pen"),
+    ("RDI", "relative distance improvement: how much closer to the goal region it ended"),
+    ("E_tot", "total effective energy, relative to the initial distance"),
+    ("S_net", "net score: sum of the judge's levels, relative to the initial distance"),
+    ("Rho", "energy per turn"),
+    ("S_proj", "mean energy increment per evaluation"),
+    ("Tau", "path straightness (tortuosity index); blind to direction"),
+    ("R_pos", "share of evaluations that moved toward the goal"),
+    ("Align", "mean alignment of the moves with the ideal direction"),
+    ("Pen", "penalty index: high when negative levels were rare"),
+    (
+        "Tau\u00b1",
+        "signed tortuosity: Tau, but 0 when the dialogue ended farther from the goal than "
+        "it started (not part of EPM-Q)",
+    ),
+)
+
+
+def legend_text() -> str:
+    """The column legend, one ``column: meaning`` per line."""
+    width = max(len(name) for name, _ in COLUMN_LEGEND)
+    return "\n".join(f"{name:<{width}}  {text}" for name, text in COLUMN_LEGEND)
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -22,16 +61,22 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 
 
 def leaderboard_table(rows: Sequence[LeaderboardRow], *, group_label: str = "model") -> Table:
-    """A rich table: group, dialogues, successes, rate, EPM-Q, groups, nine indices."""
-    table = Table(title="EPM-Q leaderboard", header_style="bold")
+    """A rich table: group, dialogues scored, errors, successes, rate, EPM-Q, groups, nine
+    indices and Tau± (columns explained by :data:`COLUMN_LEGEND`)."""
+    table = Table(
+        title="EPM-Q leaderboard",
+        header_style="bold",
+        caption="n: dialogues scored; err: ended as errors (not scored); "
+        "Tau±: Tau, 0 when it ended farther from the goal. Every column: empathos score --help",
+    )
     table.add_column(group_label)
-    for name in ("n", "succ", "rate", "EPM-Q", "Outcome", "Effic.", "Stab.", *INDEX_NAMES):
+    for name, _ in COLUMN_LEGEND[1:]:
         table.add_column(name, justify="right")
-    table.add_column("Tau±", justify="right")
     for r in rows:
         table.add_row(
             r.model,
             str(r.n),
+            str(r.extra.get("errors", 0)),
             str(r.successes),
             "-" if r.success_rate is None else f"{r.success_rate:.0%}",
             _fmt(r.epmq),

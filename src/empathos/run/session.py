@@ -67,6 +67,20 @@ class PreparedRun:
     unreadable: list[RecordError] = field(default_factory=list)
 
     @property
+    def invalid_selected(self) -> list[ScenarioError]:
+        """The invalid scenarios the run could have selected: they change its exit code.
+
+        None when the run names its cases (they were all found) or when its limit was
+        filled by valid scenarios; otherwise (every case, or the official set short of the
+        limit) every invalid scenario counts, since its id may be unreadable."""
+        cfg = self.config
+        named = isinstance(cfg.cases, list) or (
+            cfg.cases is None and cfg.scenarios == BUILTIN and cfg.offline_default
+        )
+        filled = cfg.limit is not None and len(self.scenarios) >= cfg.limit
+        return [] if named or filled else list(self.invalid)
+
+    @property
     def session(self) -> Session:
         """This invocation's entry in the manifest."""
         return self.manifest.sessions[-1]

@@ -3,8 +3,8 @@
 Used when the director role is configured as ``rules``, and as the fallback when the director
 model's call fails. The rules, in order:
 
-1. the victory checklist holds (min_turns reached, enough energy, near the origin or on the
-   right side or in the zone): ``end_conversation``;
+1. the victory checklist holds (min_turns reached, and enough energy with near the origin or
+   the second condition, or the in-zone rule): ``end_conversation``;
 2. every ``reveal_every`` turns, while stages remain: ``reveal_story_stage`` of the next stage;
 3. two or more negative steps in a row: ``introduce_turning_point`` on the deepest-deficit axis;
 4. some axis still in deficit: ``adjust_focus`` on the deepest-deficit axis (most negative P);
@@ -78,7 +78,9 @@ def deepest_axis(packet: StatePacket) -> AxisName | None:
 def rule_action(view: DirectorView, reveal_every: int) -> ToolAction:
     """The rule-based director's single action for this turn."""
     p, lang = view.packet, view.language
-    if p.min_turns_reached and p.energy_ok and (p.near_origin or p.direction_ok or p.in_zone):
+    # the victory rule as the packet states it: energy with a spatial condition, or the
+    # in-zone rule (which carries its own energy condition)
+    if p.min_turns_reached and ((p.energy_ok and (p.near_origin or p.direction_ok)) or p.in_zone):
         return EndConversation(reason=_note(lang, "end"))
     next_stage = max(view.released_stages, default=0) + 1
     if next_stage <= len(view.scenario.story.stages) and view.turn % reveal_every == 0:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from empathos.epm import EPMConfig, EPMState, Termination, thresholds
+from empathos.epm import EPMConfig, EPMState, Termination, thresholds, victory_checklist
 from empathos.llm import Message
 from empathos.prompts.blocks import Turn as BlockTurn
 from empathos.prompts.render import RenderedPrompt
@@ -103,11 +103,29 @@ class StatePacket(BaseModel):
     E_total: float = Field(description="Cumulative energy.")
     alignment: float | None = Field(description="Latest alignment (None: unscored).")
     delta_E: float | None = Field(description="Latest energy increment (None: unscored).")
+    success_rule: str = Field(
+        default="reference", description="The active preset's success rule the checklist uses."
+    )
+    mean_alignment: float = Field(
+        default=0.0, description="Mean alignment of the scored evaluations (paper rule)."
+    )
+    tau_align: float = Field(default=0.7, description="Alignment threshold of the paper rule.")
     min_turns_reached: bool = Field(description="Victory checklist: t >= min_turns.")
-    energy_ok: bool = Field(description="Victory checklist: E_total >= epsilon_energy.")
-    near_origin: bool = Field(description="Victory checklist: ||P_t|| <= epsilon_dist.")
-    direction_ok: bool = Field(description="Victory checklist: projection >= -epsilon_dir.")
-    in_zone: bool = Field(description="Victory checklist: every axis >= -1.")
+    energy_ok: bool = Field(
+        description="Victory checklist: E_total (rounded as the rule rounds it) >= epsilon_energy "
+        "(reference) or > epsilon_energy (paper)."
+    )
+    near_origin: bool = Field(
+        description="Victory checklist: ||P_t|| <= epsilon_dist (reference) or < (paper)."
+    )
+    direction_ok: bool = Field(
+        description="Victory checklist, second condition: projection >= -epsilon_dir "
+        "(reference) or mean alignment > tau_align (paper)."
+    )
+    in_zone: bool = Field(
+        description="Victory checklist: the in-zone rule holds (every axis >= -1 and "
+        "E_total >= epsilon_energy; False when the preset's in-zone rule is off)."
+    )
     negative_streak: int = Field(description="Failure flag: trailing evaluations with dE < 0.")
     n_unscored: int = Field(description="Failure flag: unscored evaluations so far.")
 
@@ -126,7 +144,12 @@ class StatePacket(BaseModel):
                 f"P_0 (C, A, P) = {vec(self.P0)}; P_t = {vec(self.P)}; v_t = {vec(self.v)}",
                 f"||P_t|| = {self.p_norm:.2f} (eps_dist {self.eps_dist:.2f}); "
                 f"half-space distance = {self.distance:.2f}",
-                f"projection = {self.projection:+.2f} (needs >= {-self.eps_dir:.2f})",
+                (
+                    f"projection = {self.projection:+.2f} (needs >= {-self.eps_dir:.2f})"
+                    if self.success_rule == "reference"
+                    else f"mean alignment = {self.mean_alignment:+.2f} "
+                    f"(needs > {self.tau_align:.2f})"
+                ),
                 f"E_total = {self.E_total:+.2f} (eps_energy {self.eps_energy:.2f}); "
                 f"last delta_E = {num(self.delta_E)}; last alignment = {num(self.alignment)}",
                 "victory checklist: "
@@ -150,6 +173,9 @@ def state_packet(state: DialogueState) -> StatePacket:
     cfg, epm = state.epm_config, state.epm
     last = epm.last
     th = thresholds([epm.r0], cfg)
+    # The same comparisons, rounding and preset as the termination rule (epm.victory).
+    check = victory_checklist(epm, cfg)
+    aligns = [p.alignment or 0.0 for p in epm.points[1:] if p.scored]
     eps_dist, eps_dir, eps_energy = (
         float(th.eps_dist[0]),
         float(th.eps_dir[0]),
@@ -175,11 +201,14 @@ def state_packet(state: DialogueState) -> StatePacket:
         E_total=last.E_total,
         alignment=last.alignment,
         delta_E=last.delta_E,
+        success_rule=cfg.success_rule,
+        mean_alignment=sum(aligns) / len(aligns) if aligns else 0.0,
+        tau_align=cfg.tau_align,
         min_turns_reached=state.turn >= cfg.min_turns,
-        energy_ok=last.E_total >= eps_energy,
-        near_origin=last.p_norm <= eps_dist,
-        direction_ok=last.projection >= -eps_dir,
-        in_zone=last.in_zone,
+        energy_ok=bool(check.energy[0]),
+        near_origin=bool(check.near[0]),
+        direction_ok=bool(check.second[0]),
+        in_zone=bool(check.zone[0]),
         negative_streak=streak,
         n_unscored=epm.n_unscored,
     )

@@ -46,6 +46,8 @@ class LoadResult:
 
     scenarios: list[Scenario] = field(default_factory=list)
     errors: list[ScenarioError] = field(default_factory=list)
+    warnings: list[ScenarioError] = field(default_factory=list)
+    """Problems that did not stop a scenario (a missing optional field took its default)."""
 
     @property
     def ok(self) -> bool:
@@ -132,8 +134,9 @@ def load_scenarios(path: str | Path, *, kind: Literal["own", "builtin"] = "own")
     if not root.exists():
         return LoadResult(errors=[ScenarioError("no such file or directory", file=root)])
     if is_published_layout(root):
-        scenarios, errors = load_published(root)
-        return LoadResult(scenarios, errors)
+        warnings: list[ScenarioError] = []
+        scenarios, errors = load_published(root, warnings)
+        return LoadResult(scenarios, errors, warnings)
     if root.is_file():
         if root.suffix == ".md":
             return LoadResult(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,15 @@ from empathos.scenarios.model import (
 )
 from empathos.scenarios.validation import errors_from_validation
 
-__all__ = ["is_published_layout", "load_published", "parse_card", "parse_priorities"]
+__all__ = [
+    "OPTIONAL_CARD_DEFAULTS",
+    "is_published_layout",
+    "label_pattern",
+    "load_published",
+    "normalise_label",
+    "parse_card",
+    "parse_priorities",
+]
 
 LICENCE = "CC BY-NC 4.0 (EMPA release)"
 _DOMAINS = {
@@ -66,6 +75,22 @@ _LEVEL_WORDS = {
 _RANKS = (PriorityLevel.HIGH, PriorityLevel.MEDIUM, PriorityLevel.LOW)
 
 
+# Typing noise found inside labels of real cards: spaces (full-width too), stray hyphens and
+# dashes, underscores, middle dots. Labels are matched with any of it between characters.
+_NOISE = r"[\s\-\u2010-\u2015\uff0d_\u00b7\u30fb]*"
+_COLON = r"[：:\ufe55\ufe13]"
+
+
+def label_pattern(label: str) -> str:
+    """A regex matching ``label`` with typing noise between its characters."""
+    return _NOISE.join(re.escape(ch) for ch in label)
+
+
+def normalise_label(text: str) -> str:
+    """A metadata value without typing noise: NFKC (full-width forms), no spaces or dashes."""
+    return re.sub(_NOISE, "", unicodedata.normalize("NFKC", text)).strip()
+
+
 def is_published_layout(path: Path) -> bool:
     """True when ``path`` is a directory in the published EMPA layout."""
     if not path.is_dir():
@@ -77,19 +102,23 @@ def is_published_layout(path: Path) -> bool:
 
 
 def _section(text: str, tag: str) -> str:
-    match = re.search(rf"<{tag}>(.*?)</{tag}>", text, flags=re.S)
+    match = re.search(rf"[<＜]\s*{tag}\s*[>＞](.*?)[<＜]\s*/\s*{tag}\s*[>＞]", text, flags=re.S)
     return match.group(1) if match else ""
 
 
 def _value(text: str, key: str) -> str:
     """The rest of the line after ``key：`` (an optional parenthetical before the colon)."""
-    match = re.search(rf"{key}(?:[（(][^）)\n]*[）)])?\s*[：:][ \t]*(.*)", text)
+    match = re.search(
+        rf"{label_pattern(key)}(?:[（(][^）)\n]*[）)])?[ \t\u3000]*{_COLON}[ \t\u3000]*(.*)", text
+    )
     return match.group(1).strip() if match else ""
 
 
 def _after_heading(text: str, heading: str) -> str:
     """The text under a markdown heading, up to the next heading."""
-    match = re.search(rf"^\s*#+\s*{heading}\s*$(.*?)(?=^\s*#+\s|\Z)", text, flags=re.S | re.M)
+    match = re.search(
+        rf"^\s*#+\s*{label_pattern(heading)}\s*$(.*?)(?=^\s*#+\s|\Z)", text, flags=re.S | re.M
+    )
     return (
         " ".join(line.strip() for line in match.group(1).splitlines() if line.strip())
         if match
@@ -105,19 +134,18 @@ def parse_priorities(block: str) -> dict[str, Any]:
     ordering ("认知共情 > 情感共情 > 动机共情"). Without explicit levels for all three axes,
     the order of appearance ranks them high / medium / low.
     """
-    found: list[tuple[int, Axis]] = []
+    found: list[tuple[int, int, Axis]] = []
     for name, axis in _PRIORITY_NAMES.items():
-        pos = block.find(name)
-        if pos < 0:
+        hit = re.search(label_pattern(name), block)
+        if hit is None:
             raise ValueError(f"priority of {name} ({axis.value}) not found")
-        found.append((pos, axis))
+        found.append((hit.start(), hit.end(), axis))
     found.sort()
-    starts = [pos for pos, _ in found] + [len(block)]
+    starts = [pos for pos, _, _ in found] + [len(block)]
     out: dict[str, Any] = {}
     explicit = True
-    for i, (pos, axis) in enumerate(found):
-        name_len = len(next(n for n, a in _PRIORITY_NAMES.items() if a is axis))
-        segment = block[pos + name_len : starts[i + 1]].lstrip("：: ")
+    for i, (_, end, axis) in enumerate(found):
+        segment = block[end : starts[i + 1]].lstrip("：: \u3000")
         match = _LEVEL_RE.match(segment)
         rationale = re.sub(r"\s+", " ", segment).strip(" ;；>。.\n")
         if not rationale:  # an ordering ("C > A > P。...") shares one explanation
@@ -129,38 +157,63 @@ def parse_priorities(block: str) -> dict[str, Any]:
             level = _RANKS[i]
         out[axis.value] = {"level": level.value, "rationale": rationale}
     if not explicit:
-        for rank, (_, axis) in enumerate(found):
+        for rank, (_, _, axis) in enumerate(found):
             out[axis.value]["level"] = _RANKS[rank].value
-        out["order"] = [axis.value for _, axis in found]
+        out["order"] = [axis.value for _, _, axis in found]
     return out
 
 
-def parse_card(text: str) -> dict[str, Any]:
-    """The structured persona fields of one published card (raises ValueError naming a field)."""
+#: Defaults of the card fields empathos can do without (the release reads the card verbatim
+#: as the user's prompt and never needs them parsed): a missing one is a warning, not an error.
+OPTIONAL_CARD_DEFAULTS: dict[str, str] = {
+    "identity.name": "the case id",
+    "identity.gender": "'' (unknown)",
+    "identity.age": "none (unknown)",
+    "traits.outer / traits.inner": "''",
+    "needs.vent / needs.hoped_for / needs.sensitivities": "''",
+    "experience.*": "'' (a missing <experience> section leaves all of them empty)",
+    "trigger": "''",
+}
+
+
+def parse_card(
+    text: str, *, case_id: str = "", warnings: list[tuple[str, str]] | None = None
+) -> dict[str, Any]:
+    """The structured persona fields of one published card.
+
+    Raises ValueError naming a field when a field empathos needs is missing (the
+    <empathy_threshold> level, the priority block of <psychological_profile>, the chat topic).
+    A missing field of :data:`OPTIONAL_CARD_DEFAULTS` takes its default and, when
+    ``warnings`` is given, adds ``(field, problem)`` to it.
+    """
+    notes = warnings if warnings is not None else []
     info = _section(text, "character_info")
     threshold_text = _section(text, "empathy_threshold")
     profile = _section(text, "psychological_profile")
     experience = _section(text, "experience")
     scenario = _section(text, "scenario")
-    for tag, body in (
-        ("character_info", info),
-        ("empathy_threshold", threshold_text),
-        ("psychological_profile", profile),
-        ("experience", experience),
-    ):
+    for tag, body in (("empathy_threshold", threshold_text), ("psychological_profile", profile)):
         if not body.strip():
             raise ValueError(f"<{tag}>: section missing or empty")
-    level = re.search(r"共情阈值\s*【\s*(低|中|高)\s*】", threshold_text)
+    for tag, body in (("character_info", info), ("experience", experience)):
+        if not body.strip():
+            notes.append((f"<{tag}>", "section missing or empty: its fields take their defaults"))
+    level = re.search(
+        rf"{label_pattern('共情阈值')}[\s\u3000]*[【\[［]\s*(低|中|高)\s*[】\]］]", threshold_text
+    )
     if level is None:
         raise ValueError("<empathy_threshold>: no level 【低|中|高】 found")
-    prio_at = profile.find("当下共情需求优先级")
-    if prio_at < 0:
+    prio = re.search(label_pattern("当下共情需求优先级"), profile)
+    if prio is None:
         raise ValueError("<psychological_profile>: priority block 当下共情需求优先级 not found")
     age_text = _value(info, "年龄")
-    age_match = re.search(r"\d+", age_text)
-    return {
+    age_match = re.search(r"\d+", unicodedata.normalize("NFKC", age_text))
+    name = _value(info, "姓名")
+    if info.strip() and not name:
+        notes.append(("identity.name", "姓名 not found: the case id is used"))
+    card = {
         "identity": {
-            "name": _value(info, "姓名"),
+            "name": name or case_id or "unknown",
             "gender": _value(info, "性别"),
             "age": int(age_match.group()) if age_match else None,
         },
@@ -171,7 +224,7 @@ def parse_card(text: str) -> dict[str, Any]:
             "hoped_for": _value(profile, "倾诉中想要获得的共情点"),
             "sensitivities": _value(profile, "人物共情阈值"),
         },
-        "priorities": parse_priorities(profile[prio_at + len("当下共情需求优先级") :]),
+        "priorities": parse_priorities(profile[prio.end() :]),
         "experience": {
             "childhood": _value(experience, "童年经历"),
             "adolescence": _value(experience, "少年经历"),
@@ -184,6 +237,7 @@ def parse_card(text: str) -> dict[str, Any]:
         "topic": _after_heading(profile, "聊天话题"),
         "trigger": _value(scenario, "故事的起因"),
     }
+    return card
 
 
 def _story(entry: dict[str, Any]) -> dict[str, Any]:
@@ -236,11 +290,12 @@ def _labels(meta: dict[str, Any], file: Path) -> dict[str, Any]:
         value = meta.get(key)
         if value is None:
             continue
-        if value not in table:
+        clean = normalise_label(str(value))
+        if clean not in table:
             raise ScenarioError(
                 f"unknown {key} {value!r}", file=file, field=f"{meta.get('script_id')}.{key}"
             )
-        labels[target] = table[value].value
+        labels[target] = table[clean].value
     if isinstance(meta.get("distance"), int | float):
         labels["distance"] = float(meta["distance"])
     return labels
@@ -285,8 +340,14 @@ def _official(root: Path, errors: list[ScenarioError]) -> set[str]:
     return {line.strip() for line in text.splitlines() if line.strip()}
 
 
-def load_published(root: Path) -> tuple[list[Scenario], list[ScenarioError]]:
-    """Every case of a published-layout directory; bad cases become errors, never exceptions."""
+def load_published(
+    root: Path, warnings: list[ScenarioError] | None = None
+) -> tuple[list[Scenario], list[ScenarioError]]:
+    """Every case of a published-layout directory; bad cases become errors, never exceptions.
+
+    A missing optional card field (:data:`OPTIONAL_CARD_DEFAULTS`) is appended to
+    ``warnings`` (when given) and the case is still read with the field's default."""
+    notes = warnings if warnings is not None else []
     errors: list[ScenarioError] = []
     try:
         meta = _metadata(root)
@@ -303,7 +364,7 @@ def load_published(root: Path) -> tuple[list[Scenario], list[ScenarioError]]:
     for card_path in cards:
         sid = card_path.stem
         try:
-            scenarios.append(_one_case(card_path, stories, (meta, root), official))
+            scenarios.append(_one_case(card_path, stories, (meta, root), official, notes))
         except ScenarioError as exc:
             errors.append(exc)
         except ValidationError as exc:
@@ -318,6 +379,7 @@ def _one_case(
     stories: dict[str, dict[str, Any]],
     meta_at: tuple[dict[str, dict[str, Any]], Path],
     official: set[str],
+    warnings: list[ScenarioError],
 ) -> Scenario:
     sid = card_path.stem
     meta, root = meta_at
@@ -327,9 +389,12 @@ def _one_case(
         raise ScenarioError(f"unreadable: {exc}", file=card_path) from None
     if sid not in stories:
         raise ScenarioError("no story in character_stories.json", file=card_path, field="剧本编号")
+    found: list[tuple[str, str]] = []
+    persona = parse_card(text, case_id=sid, warnings=found)
+    warnings.extend(ScenarioError(problem, file=card_path, field=f) for f, problem in found)
     data = {
         "id": sid,
-        "persona": parse_card(text),
+        "persona": persona,
         "story": stories[sid],
         "labels": _labels(meta.get(sid, {}), root / "case_metadata.json"),
         "raw_persona_prompt": text,

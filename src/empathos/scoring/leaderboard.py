@@ -24,6 +24,7 @@ from empathos.epm import (
 )
 from empathos.errors import InputError
 from empathos.records import DialogueRecord, LoadedRecord
+from empathos.scoring.integrity import LabelBy, row_label
 
 __all__ = [
     "GroupBy",
@@ -130,7 +131,7 @@ class LeaderboardRow(BaseModel):
 
     model: str = Field(description="Group label: the model name (or the case id).")
     n: int = Field(description="Dialogues scored (errors excluded).")
-    successes: int = Field(description="Successful dialogues.")
+    successes: int = Field(description="Dialogues whose termination is a success.")
     success_rate: float | None = Field(description="successes / n.")
     epmq: float | None = Field(description="EPM-Q composite.")
     outcome: float | None = Field(description="Outcome group score.")
@@ -165,8 +166,12 @@ def score_records(
     batch = records_to_batch(scored)
     idx = dialogue_indices(batch, config)
     agg = aggregate_indices(idx, config)
-    successes = sum(1 for r in scored if r.success)
-    tts = [r.termination.turn for r in scored if r.success]
+    # The termination wins over a stored ``success`` that disagrees with it (such records are
+    # reported by ``empathos score``): success counts and turns-to-success then agree with
+    # the termination counts, and replay checks the termination against the trajectory.
+    won = [r for r in scored if r.termination.kind.is_success]
+    successes = len(won)
+    tts = [r.termination.turn for r in won]
     w = np.asarray(config.weights) / 3.0
     per_dialogue_q = (
         idx[:, 0:3].sum(1) * w[0] + idx[:, 3:6].sum(1) * w[1] + idx[:, 6:9].sum(1) * w[2]
@@ -203,12 +208,18 @@ def score_records(
 
 
 def leaderboard(
-    loaded: Sequence[LoadedRecord], config: EPMConfig, by: GroupBy = "model"
+    loaded: Sequence[LoadedRecord],
+    config: EPMConfig,
+    by: GroupBy = "model",
+    label_by: LabelBy = "auto",
 ) -> list[LeaderboardRow]:
-    """Group records by model (or case) and score each group; rows sorted by EPM-Q."""
+    """Group records by model (or case) and score each group; rows sorted by EPM-Q.
+
+    ``label_by`` names a model's row (see :func:`empathos.scoring.integrity.row_label`)."""
     groups: dict[str, list[LoadedRecord]] = defaultdict(list)
     for item in loaded:
-        groups[item.model_name if by == "model" else item.record.scenario_id].append(item)
+        key = row_label(item, label_by) if by == "model" else item.record.scenario_id
+        groups[key].append(item)
     rows = []
     for label, items in groups.items():
         items.sort(key=lambda x: (x.record.scenario_id, str(x.path)))

@@ -3,7 +3,8 @@
 Checked per evaluation: the action vector implied by the ratings vs the stored v_t (where
 the ratings are complete), P_t, delta_E and E_total; then the termination kind and turn.
 Points without complete, valid ratings use the stored v_t (the release applied it).
-Dialogues that ended in vector oscillation have no published rule: they are reported as
+A stored ``success`` that contradicts the stored termination is a mismatch too. Dialogues
+that ended in vector oscillation have no published rule: they are reported as
 "not reproducible: unpublished rule" and never as mismatches.
 """
 
@@ -94,9 +95,16 @@ def replay_record(rec: DialogueRecord, label: str, config: EPMConfig | None = No
     """Replay one record under its own EPM settings (or ``config``)."""
     cfg = config or rec.epm_config
     stored = rec.termination
-    if stored.kind is TerminationKind.FAILURE_OSCILLATION:
-        return ReplayResult(label, "unpublished_rule", ("vector oscillation",))
     problems: list[str] = []
+    if rec.success != stored.kind.is_success:
+        problems.append(
+            f"stored success {str(rec.success).lower()} contradicts the stored termination "
+            f"{stored.kind.value}"
+        )
+    if stored.kind is TerminationKind.FAILURE_OSCILLATION and not problems:
+        return ReplayResult(label, "unpublished_rule", ("vector oscillation",))
+    if stored.kind is TerminationKind.FAILURE_OSCILLATION:
+        return ReplayResult(label, "mismatch", tuple(problems))
     term = _run(rec, cfg, problems)
     if stored.kind is TerminationKind.DIRECTOR_STOP:
         if term is not None and term.turn < stored.turn:
