@@ -100,13 +100,6 @@ def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) ->
         )
     roles = build_train_roles(config)
     train, held = split_scenarios(config)
-    err.print(
-        f"train: {len(train)} scenarios, held out: {len(held)} | estimator {config.estimator} | "
-        f"{config.rollout.scenarios_per_step} x {config.rollout.rollouts_per_scenario} rollouts "
-        f"per step | out {config.out}",
-        markup=False,
-        highlight=False,
-    )
     progress = Progress(
         TextColumn("[bold]train"),
         BarColumn(),
@@ -144,6 +137,13 @@ def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) ->
         callbacks=TrainerCallbacks(on_metrics=on_metrics),
     )  # fmt: skip
     trainer.setup(resume=resume)
+    err.print(
+        f"train: {len(train)} scenarios, held out: {len(held)} | estimator {config.estimator} | "
+        f"{config.rollout.scenarios_per_step} x {config.rollout.rollouts_per_scenario} rollouts "
+        f"per step | out {config.out}",
+        markup=False,
+        highlight=False,
+    )
     progress.update(task, completed=trainer.step)
     with progress:
         trainer.run()

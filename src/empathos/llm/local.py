@@ -36,6 +36,7 @@ __all__ = [
     "LocalBackend",
     "LocalPolicy",
     "LoraSettings",
+    "cached_policy",
     "load_policy",
     "sequence_logprobs",
 ]

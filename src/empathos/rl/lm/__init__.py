@@ -7,6 +7,7 @@ checkpoints, resume), ``toy`` (scripted roles rewarding one observable behaviour
 smoke run and tests). See docs/train.md.
 """
 
+from empathos.rl.lm import toy
 from empathos.rl.lm.config import TrainConfig, load_train_config
 from empathos.rl.lm.trainer import Scorer, Trainer, TrainerCallbacks, sandbox_config
 
@@ -17,4 +18,5 @@ __all__ = [
     "TrainerCallbacks",
     "load_train_config",
     "sandbox_config",
+    "toy",
 ]

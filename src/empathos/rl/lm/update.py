@@ -26,7 +26,14 @@ from empathos.rl.lm.rollout import Dialogue, TurnSample, turn_arrays
 from empathos.rl.loss import PPOLossConfig, ppo_clip_loss
 from empathos.rl.tokens import broadcast_from_response_mask
 
-__all__ = ["Sample", "UpdateSettings", "advantages_for", "policy_update", "reference_logprobs"]
+__all__ = [
+    "Sample",
+    "UpdateSettings",
+    "advantages_for",
+    "policy_update",
+    "reference_logprobs",
+    "token_targets",
+]
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,26 @@ def advantages_for(
     return result, rewards, valid
 
 
+def token_targets(
+    samples: Sequence[Sample], logp: torch.Tensor, resp: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Rollout log-probs, token advantages and token loss mask (N, L) for packed rows.
+
+    ``resp`` (N, L) is the response mask of :func:`empathos.llm.local.sequence_logprobs`:
+    each row's reply is its one assistant run, so the sample's advantage goes to its reply
+    tokens and nowhere else (prompt, earlier turns, user lines and padding get 0, off-mask)."""
+    old = torch.zeros_like(logp)
+    old[resp] = torch.tensor([x for s in samples for x in s.turn.logprobs], dtype=logp.dtype).to(
+        logp.device
+    )
+    adv_rows = torch.tensor([[s.advantage] for s in samples], dtype=torch.float64)
+    in_rows = torch.tensor([[s.in_loss] for s in samples], dtype=torch.bool)
+    tok_adv, tok_mask = broadcast_from_response_mask(
+        adv_rows.to(logp.device), in_rows.to(logp.device), resp
+    )
+    return old, tok_adv, tok_mask
+
+
 def policy_update(
     policy: LocalPolicy,
     optimizer: torch.optim.Optimizer,
@@ -133,15 +160,7 @@ def policy_update(
                     pad_id=pad,
                     device=policy.device,
                 )
-                old = torch.zeros_like(logp)
-                old[resp] = torch.tensor(
-                    [x for s in micro for x in s.turn.logprobs], dtype=logp.dtype
-                ).to(logp.device)
-                adv_rows = torch.tensor([[s.advantage] for s in micro], dtype=torch.float64)
-                in_rows = torch.ones((len(micro), 1), dtype=torch.bool)
-                tok_adv, tok_mask = broadcast_from_response_mask(
-                    adv_rows.to(logp.device), in_rows.to(logp.device), resp
-                )
+                old, tok_adv, tok_mask = token_targets(micro, logp, resp)
                 ref = None
                 if settings.kl_in_loss:
                     ref = torch.zeros_like(logp)
