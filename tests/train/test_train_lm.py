@@ -82,6 +82,7 @@ def _train(out: Path, **over: object) -> list[dict[str, object]]:
     return trainer.run()
 
 
+@pytest.mark.timeout(1800)  # two 6-step runs; ~25 min on the loaded shared 2-core machine
 def test_it_learns_the_rewarded_behaviour_and_the_zero_control_does_not(tmp_path: Path) -> None:
     rows = _train(tmp_path / "mapo")
     before, after = rows[0]["eval/mean_turn_reward"], rows[-1]["eval/mean_turn_reward"]
@@ -93,6 +94,7 @@ def test_it_learns_the_rewarded_behaviour_and_the_zero_control_does_not(tmp_path
     assert isinstance(c_after, float) and c_after <= c_before + 0.02, (c_before, c_after)
 
 
+@pytest.mark.timeout(1200)
 def test_resume_continues_with_identical_metrics(tmp_path: Path) -> None:
     over = {"steps": 2, "rollout.scenarios_per_step": 1, "rollout.rollouts_per_scenario": 2,
             "eval.every": 1000, "checkpoint_every": 1, "eval.cases": ["en-12-flood"]}  # fmt: skip
