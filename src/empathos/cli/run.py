@@ -135,6 +135,13 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(help="NAME of the env var holding the model under test's API key."),
         ] = None,
+        policy: Annotated[
+            str | None,
+            typer.Option(
+                help="A local Hugging Face causal LM directory (or LoRA adapter) as the model "
+                "under test, in-process (kind: local); 'smollm2-135m-instruct': the bundled one."
+            ),
+        ] = None,
         scenarios: Annotated[
             str | None,
             typer.Option(help="'builtin' (default), a scenario file/dir, or a published layout."),
@@ -175,6 +182,7 @@ def register(app: typer.Typer) -> None:
             "model": model,
             "base_url": base_url,
             "api_key_env": api_key_env,
+            "policy": policy,
             "scenarios": scenarios,
             "cases": cases,
             "limit": limit,

@@ -102,10 +102,19 @@ class EndpointConfig(BaseModel):
     # hide_input_in_errors: a rejected base_url may hold a password; errors never quote it.
     model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
-    kind: Literal["openai", "offline", "scripted"] = Field(
+    kind: Literal["openai", "offline", "scripted", "local"] = Field(
         "openai",
         description="Backend: an OpenAI-compatible HTTP endpoint, the bundled offline "
-        "model, or a scripted (rule-based) backend for tests.",
+        "model, a scripted (rule-based) backend for tests, or a local Hugging Face causal LM "
+        "in-process (model under test only; see path and adapter).",
+    )
+    path: str | None = Field(
+        None,
+        description="kind 'local' only: directory of a Hugging Face causal LM (or of a saved "
+        "LoRA adapter); None: the bundled SmolLM2-135M.",
+    )
+    adapter: str | None = Field(
+        None, description="kind 'local' only: directory of a LoRA adapter to apply."
     )
     name: str | None = Field(
         None,
@@ -154,6 +163,8 @@ class EndpointConfig(BaseModel):
     def _needs_url(self) -> EndpointConfig:
         if self.kind == "openai" and not self.base_url:
             raise ValueError("base_url is required when kind is 'openai'")
+        if self.kind != "local" and (self.path is not None or self.adapter is not None):
+            raise ValueError("path and adapter are only used with kind 'local'")
         return self
 
     def limit_name(self) -> str:

@@ -29,6 +29,10 @@ def build_model(
         backend = OpenAIBackend(config, resolve_api_key(config, role))
     elif config.kind == "offline":
         backend = OfflineBackend()
+    elif config.kind == "local":
+        from empathos.llm.local import LocalBackend, cached_policy
+
+        backend = LocalBackend(cached_policy(config.path, config.adapter), config.max_concurrency)
     else:
         backend = ScriptedBackend(handler or auto_reply)
     return ModelClient(backend, config, role, cache)

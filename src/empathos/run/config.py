@@ -62,6 +62,7 @@ _FLAGS = {
     "roles.model_under_test.base_url": "--base-url",
     "roles.model_under_test.api_key_env": "--api-key-env",
     "roles.model_under_test.kind": "--base-url",
+    "roles.model_under_test.path": "--policy",
 }
 
 
@@ -312,6 +313,10 @@ def _cli_layer(cli: Mapping[str, Any]) -> dict[str, Any]:
         mut["kind"] = "openai"
     if cli.get("api_key_env") is not None:
         mut["api_key_env"] = cli["api_key_env"]
+    if cli.get("policy") is not None:
+        mut["kind"] = "local"
+        mut["path"] = str(cli["policy"])
+        mut.setdefault("model", Path(str(cli["policy"])).name or "local-policy")
     if mut:
         layer["roles"] = {"model_under_test": mut}
     return layer

@@ -1,0 +1,77 @@
+"""Rollout and update throughput of the causal-LM trainer on the bundled SmolLM2-135M (LoRA).
+
+Prints rollout tokens/s (batched generation across dialogues, sandbox with scripted roles),
+update tokens/s (forward + backward of prompt + reply tokens, PPO clip loss) and peak memory
+(resident set size of this process; CUDA peak allocated when on a GPU). No reference number
+exists on this machine: the numbers are printed for the record, side by side per setting.
+
+    python benchmarks/bench_train.py [--steps 2] [--rollouts 4] [--tokens 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from empathos.llm import EndpointConfig, ModelClient, ScriptedBackend
+from empathos.rl.lm import Trainer, load_train_config, toy
+from empathos.sandbox import Roles
+from empathos.scenarios import load_builtin
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--scenarios", type=int, default=2)
+    ap.add_argument("--rollouts", type=int, default=4)
+    ap.add_argument("--turns", type=int, default=2)
+    ap.add_argument("--tokens", type=int, default=16)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+
+    def make(handler: object, role: str) -> ModelClient:
+        return ModelClient(ScriptedBackend(handler), EndpointConfig(kind="scripted"), role)  # type: ignore[arg-type]
+
+    roles = Roles(
+        user=make(toy.user_states_feeling, "user"), judge=make(toy.judge_asks_question, "judge")
+    )
+    scenarios = [s for s in load_builtin().scenarios if s.labels.language == "en"]
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = load_train_config(None, {
+            "out": Path(tmp), "steps": args.steps, "epochs": 1, "tensorboard": False,
+            "rollout.scenarios_per_step": args.scenarios,
+            "rollout.rollouts_per_scenario": args.rollouts, "rollout.max_turns": args.turns,
+            "rollout.min_turns": args.turns, "rollout.max_new_tokens": args.tokens,
+            "rollout.system_prompt": "none", "eval.every": 10_000, "checkpoint_every": 10_000,
+            "policy.lora": {"r": 8, "alpha": 16},
+        })  # fmt: skip
+        trainer = Trainer(cfg, roles, scenarios[:8], [])
+        trainer.setup()
+        rows = [trainer.train_step() for _ in range(args.steps)]
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    device = str(trainer.policy.device) if trainer.policy else "?"
+    print(f"device {device}, torch threads {torch.get_num_threads()}, "
+          f"{args.scenarios} x {args.rollouts} dialogues x {args.turns} turns x {args.tokens} "
+          f"tokens per step, LoRA r 8, {args.steps} steps")  # fmt: skip
+    print(
+        f"{'step':>4} {'rollout tok/s':>14} {'update tok/s':>13} {'rollout s':>10} {'update s':>9}"
+    )
+    for r in rows:
+        upd, upd_s = r.get("update/tokens_per_s", float("nan")), r.get("time/update_s", 0.0)
+        print(
+            f"{r['step']:>4} {r['rollout/tokens_per_s']:>14.1f} {upd:>13.1f} "
+            f"{r['time/rollout_s']:>10.1f} {upd_s:>9.1f}"
+        )
+    print(f"peak resident memory {rss_mib:.0f} MiB")
+    if torch.cuda.is_available():
+        print(f"peak CUDA memory {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

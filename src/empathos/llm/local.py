@@ -1,0 +1,432 @@
+"""The local policy backend: a Hugging Face causal LM (optionally with a LoRA adapter) in-process.
+
+It plays the model under test with no server, for ``empathos run`` (``kind: local`` or
+``--policy PATH``) and for the trainer (:mod:`empathos.rl.lm`). Generation is batched across
+dialogues (left-padded) and records, for every reply, the exact prompt token ids, the
+generated token ids and their log-probabilities under the policy (raw logits, before any
+temperature: the numbers a fresh forward pass gives, which is what the PPO ratio needs).
+
+- :func:`load_policy` loads a directory (or the bundled SmolLM2-135M when ``path`` is None or
+  ``"smollm2-135m-instruct"``), optionally wrapping it with a new or saved LoRA adapter.
+- :meth:`LocalPolicy.generate` samples replies for many prompts at once.
+- :func:`sequence_logprobs` gives the per-token log-probabilities of responses after prompts
+  (with gradient when asked): the trainer's forward pass.
+- :class:`LocalBackend` serves plain chats to a :class:`~empathos.llm.ModelClient`; structured
+  output and tool calls are not served (this backend plays the model under test only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from empathos.errors import ConfigError
+from empathos.llm.retry import BackendError
+from empathos.llm.types import ChatRequest, Message, RawReply
+
+__all__ = [
+    "BUNDLED",
+    "Generation",
+    "LocalBackend",
+    "LocalPolicy",
+    "LoraSettings",
+    "cached_policy",
+    "load_policy",
+    "sequence_logprobs",
+]
+
+BUNDLED = "smollm2-135m-instruct"
+_CONTEXT = 8192
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    """A new LoRA adapter: rank, scale, dropout and the module names it wraps."""
+
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.0
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One sampled reply: prompt and reply token ids, log-probs per reply token, the text."""
+
+    prompt_ids: list[int]
+    token_ids: list[int]
+    logprobs: list[float]
+    text: str
+    finished: bool
+
+
+def _bundled_dir() -> Path:
+    """The converted float32 copy of the bundled model (converted on first use)."""
+    from empathos.llm.offline.model import _CONVERTED, cache_dir, load_offline_model
+
+    target = cache_dir() / _CONVERTED
+    if not (target / "model.safetensors").is_file():
+        load_offline_model()  # converts and saves the copy
+    if not (target / "model.safetensors").is_file():
+        raise ConfigError(f"the bundled model could not be saved under {target}", field="policy")
+    return target
+
+
+def _check_causal_lm(path: Path, where: str) -> None:
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    if not path.is_dir():
+        raise ConfigError(f"{path} is not a directory", field=where)
+    try:
+        config = AutoConfig.from_pretrained(path)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"{path} is not a Hugging Face model directory: {first}", field=where
+        ) from None
+    if config.model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        raise ConfigError(
+            f"{path} holds a {config.model_type!r} model, not a causal language model",
+            field=where,
+        )
+
+
+def _is_adapter_dir(path: Path) -> bool:
+    return (path / "adapter_config.json").is_file()
+
+
+@dataclass
+class LocalPolicy:
+    """A causal LM and its tokenizer on one device, with a lock that serialises its use."""
+
+    model: Any
+    tokenizer: Any
+    name: str
+    device: torch.device
+    dtype: torch.dtype
+    lora: bool
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def eos_ids(self) -> list[int]:
+        """Token ids that end a reply (the tokenizer's and the generation config's)."""
+        ids = {int(self.tokenizer.eos_token_id)}
+        gen = getattr(self.model, "generation_config", None)
+        extra = getattr(gen, "eos_token_id", None)
+        if isinstance(extra, int):
+            ids.add(extra)
+        elif isinstance(extra, list):
+            ids.update(int(x) for x in extra)
+        return sorted(ids)
+
+    def prompt_ids(self, messages: Sequence[Message], max_new: int) -> list[int]:
+        """The chat-templated prompt ids, keeping the most recent tokens if too long."""
+        ids = self.tokenizer.apply_chat_template(
+            [m.model_dump() for m in messages],
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
+        )["input_ids"]
+        budget = max(64, _CONTEXT - max_new)
+        return [int(x) for x in ids[-budget:]]
+
+    def generate(
+        self,
+        prompts: Sequence[Sequence[int]],
+        *,
+        max_new_tokens: int,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        batch_size: int = 16,
+    ) -> list[Generation]:
+        """Sample one reply per prompt (greedy when ``temperature`` is 0), in batches.
+
+        Sampling draws from torch's global generator: seed it (``torch.manual_seed``) for
+        reproducible rollouts. Log-probabilities are of the raw policy (temperature 1)."""
+        out: list[Generation] = []
+        for i in range(0, len(prompts), max(1, batch_size)):
+            chunk = prompts[i : i + max(1, batch_size)]
+            out.extend(self._generate_batch(chunk, max_new_tokens, temperature, top_p))
+        return out
+
+    def _generate_batch(
+        self, prompts: Sequence[Sequence[int]], max_new: int, temperature: float, top_p: float
+    ) -> list[Generation]:
+        pad = int(self.tokenizer.pad_token_id or self.tokenizer.eos_token_id)
+        eos = self.eos_ids
+        width = max(len(p) for p in prompts)
+        ids = torch.tensor([[pad] * (width - len(p)) + list(p) for p in prompts])
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new,
+            "do_sample": temperature > 0,
+            "return_dict_in_generate": True,
+            "output_logits": True,
+            "pad_token_id": pad,
+            "eos_token_id": eos,
+        }
+        if temperature > 0:
+            kwargs.update(temperature=temperature, top_p=top_p, top_k=0)
+        with self.lock, torch.inference_mode():
+            was_training = self.model.training
+            self.model.eval()
+            try:
+                res = self.model.generate(
+                    input_ids=ids.to(self.device), attention_mask=mask.to(self.device), **kwargs
+                )
+            finally:
+                self.model.train(was_training)
+        new = res.sequences[:, width:].cpu()
+        if res.logits:
+            logits = torch.stack([x.float() for x in res.logits], dim=1).cpu()  # (B, N, V)
+            logp = torch.log_softmax(logits, dim=-1)
+            chosen = logp.gather(2, new[:, : logits.shape[1], None])[..., 0]
+        else:
+            chosen = torch.zeros(new.shape)
+        gens = []
+        for row, lp_row, prompt in zip(new.tolist(), chosen.tolist(), prompts, strict=True):
+            n = len(row)
+            finished = False
+            for j, tok in enumerate(row):
+                if tok in eos:
+                    n, finished = j + 1, True
+                    break
+            toks = [int(x) for x in row[:n]]
+            text = self.tokenizer.decode(toks, skip_special_tokens=True).strip()
+            gens.append(
+                Generation(
+                    prompt_ids=list(prompt),
+                    token_ids=toks,
+                    logprobs=[float(x) for x in lp_row[:n]],
+                    text=text,
+                    finished=finished,
+                )
+            )
+        return gens
+
+
+def sequence_logprobs(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    responses: Sequence[Sequence[int]],
+    *,
+    pad_id: int,
+    device: torch.device,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilities of each response token after its prompt, one forward pass.
+
+    Rows are right-padded to the longest prompt + response. Returns ``logp`` (N, L) and the
+    response mask (N, L) bool (True on response tokens; logp is 0 elsewhere), aligned so that
+    position ``l`` holds the log-probability of token ``l`` of the packed row. Runs with
+    gradient if the caller has it enabled.
+    """
+    rows = [list(p) + list(r) for p, r in zip(prompts, responses, strict=True)]
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attn = torch.zeros((len(rows), width), dtype=torch.long)
+    resp = torch.zeros((len(rows), width), dtype=torch.bool)
+    for i, (p, r) in enumerate(zip(prompts, responses, strict=True)):
+        n = len(p) + len(r)
+        ids[i, :n] = torch.tensor(rows[i])
+        attn[i, :n] = 1
+        resp[i, len(p) : n] = True
+    ids, attn, resp = ids.to(device), attn.to(device), resp.to(device)
+    logits = model(input_ids=ids, attention_mask=attn, use_cache=False).logits  # (N, L, V)
+    logp_next = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    tok = logp_next.gather(2, ids[:, 1:, None])[..., 0]  # logp of token l+1 at column l
+    logp = torch.zeros((len(rows), width), dtype=tok.dtype, device=device)
+    logp[:, 1:] = tok
+    return logp * resp, resp
+
+
+_POLICIES: dict[tuple[str, str | None], LocalPolicy] = {}
+_POLICIES_LOCK = threading.Lock()
+
+
+def load_policy(
+    path: str | Path | None = None,
+    *,
+    adapter: str | Path | None = None,
+    lora: LoraSettings | None = None,
+    device: str | None = None,
+    bf16: bool | None = None,
+    trainable: bool = False,
+    where: str = "policy",
+) -> LocalPolicy:
+    """Load a causal LM for generation (and training when ``trainable``).
+
+    ``path``: a model directory, or None / ``"smollm2-135m-instruct"`` for the bundled model;
+    a directory holding an adapter (``adapter_config.json``) loads its base model and the
+    adapter. ``adapter``: a saved LoRA adapter to apply. ``lora``: a new adapter to train
+    (with ``trainable``). bf16 on a GPU, float32 on the CPU unless ``bf16`` says otherwise.
+    Bad input raises :class:`ConfigError` naming ``where``.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    use_bf16 = bf16 if bf16 is not None else dev.type == "cuda"
+    dtype = torch.bfloat16 if use_bf16 else torch.float32
+    base: Path
+    name: str
+    if path is None or str(path) == BUNDLED:
+        base, name = _bundled_dir(), BUNDLED
+    else:
+        base, name = Path(path), str(path)
+        if base.is_dir() and _is_adapter_dir(base) and adapter is None:
+            import json
+
+            info = json.loads((base / "adapter_config.json").read_text(encoding="utf-8"))
+            adapter = base
+            parent = info.get("base_model_name_or_path")
+            base = _bundled_dir() if parent in (None, BUNDLED) else Path(str(parent))
+    if name != BUNDLED or not (base / "model.safetensors").is_file():
+        _check_causal_lm(base, where)
+    if adapter is not None and not _is_adapter_dir(Path(adapter)):
+        raise ConfigError(f"{adapter} holds no adapter_config.json (not a LoRA adapter)",
+                          field=f"{where}.adapter")  # fmt: skip
+    model: Any
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"cannot load {base}: {first}", field=where) from None
+    if tokenizer.chat_template is None:
+        raise ConfigError(f"{base} has no chat template (not an instruct/chat model)", field=where)
+    model.to(dev)
+    is_lora = False
+    if adapter is not None or lora is not None:
+        from peft import LoraConfig, PeftModel, get_peft_model
+
+        if adapter is not None:
+            model = PeftModel.from_pretrained(model, str(adapter), is_trainable=trainable)
+        else:
+            assert lora is not None
+            cfg = LoraConfig(
+                r=lora.r,
+                lora_alpha=lora.alpha,
+                lora_dropout=lora.dropout,
+                target_modules=list(lora.target_modules),
+                task_type="CAUSAL_LM",
+            )
+            model = get_peft_model(model, cfg)
+        is_lora = True
+    if not trainable:
+        model.requires_grad_(False)
+        model.eval()
+    return LocalPolicy(
+        model=model, tokenizer=tokenizer, name=name, device=dev, dtype=dtype, lora=is_lora
+    )
+
+
+def cached_policy(path: str | None, adapter: str | None = None) -> LocalPolicy:
+    """A process-wide policy per (path, adapter), for serving (not for training)."""
+    key = (path or BUNDLED, adapter)
+    with _POLICIES_LOCK:
+        if key not in _POLICIES:
+            _POLICIES[key] = load_policy(path, adapter=adapter, where="roles.model_under_test")
+        return _POLICIES[key]
+
+
+_DEFAULT_MAX_TOKENS = 256
+
+
+class LocalBackend:
+    """Serves plain chats from a :class:`LocalPolicy`, batching concurrent requests.
+
+    Requests queued while the model is busy run together as one left-padded batch (up to
+    ``max_batch``, same sampling settings). Structured output and tool calls are refused:
+    this backend plays the model under test."""
+
+    kind = "local"
+    endpoint: str | None = None
+
+    def __init__(self, policy: LocalPolicy, max_batch: int = 8) -> None:
+        self.policy = policy
+        self.max_batch = max(1, max_batch)
+        self.pending: list[tuple[ChatRequest, asyncio.Future[RawReply]]] = []
+        self.batches: list[int] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    async def complete(self, request: ChatRequest) -> RawReply:
+        """Queue ``request`` and wait for its reply."""
+        if request.tools or request.response_schema is not None or request.json_mode:
+            raise BackendError(
+                "fatal", "the local backend serves plain chats only (the model under test)"
+            )
+        future: asyncio.Future[RawReply] = asyncio.get_running_loop().create_future()
+        self.pending.append((request, future))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._drain())
+        return await future
+
+    @staticmethod
+    def _key(request: ChatRequest) -> tuple[float, float, int, int | None]:
+        p = request.params
+        seed = p.get("seed")
+        return (
+            float(p.get("temperature", 0.0)),
+            float(p.get("top_p", 1.0)),
+            int(p.get("max_tokens", _DEFAULT_MAX_TOKENS)),
+            None if seed is None else int(seed),
+        )
+
+    def _run(self, requests: list[ChatRequest]) -> list[RawReply]:
+        temperature, top_p, max_new, seed = self._key(requests[0])
+        prompts = [self.policy.prompt_ids(r.messages, max_new) for r in requests]
+        if seed is not None:
+            torch.manual_seed(seed)
+        gens = self.policy.generate(
+            prompts,
+            max_new_tokens=max_new,
+            temperature=temperature,
+            top_p=top_p,
+            batch_size=len(prompts),
+        )
+        return [
+            RawReply(
+                content=g.text,
+                input_tokens=len(g.prompt_ids),
+                output_tokens=len(g.token_ids),
+                finish_reason="stop" if g.finished else "length",
+            )
+            for g in gens
+        ]
+
+    async def _drain(self) -> None:
+        await asyncio.sleep(0)
+        while self.pending:
+            first = self.pending.pop(0)
+            key = self._key(first[0])
+            batch, rest = [first], []
+            for item in self.pending:
+                if len(batch) < self.max_batch and self._key(item[0]) == key:
+                    batch.append(item)
+                else:
+                    rest.append(item)
+            self.pending = rest
+            batch = [(r, f) for r, f in batch if not f.cancelled()]
+            if not batch:
+                continue
+            self.batches.append(len(batch))
+            try:
+                replies = await asyncio.to_thread(self._run, [r for r, _ in batch])
+            except (RuntimeError, ValueError, IndexError) as exc:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(
+                            BackendError("fatal", f"local generation failed: {exc}")
+                        )
+                continue
+            for (_, future), reply in zip(batch, replies, strict=True):
+                if not future.done():
+                    future.set_result(reply)

@@ -1,0 +1,22 @@
+"""The causal-LM trainer: MAPO on a local Hugging Face model with the sandbox as environment.
+
+Modules: ``config`` (the typed train config), ``rollout`` (batched rollouts in
+:class:`~empathos.sandbox.EmpathyEnv`, token ids and log-probs recorded), ``update`` (advantages
+by registry name, token broadcast, PPO clip loss), ``trainer`` (the loop, evaluation,
+checkpoints, resume), ``toy`` (scripted roles rewarding one observable behaviour, for the CPU
+smoke run and tests). See docs/train.md.
+"""
+
+from empathos.rl.lm import toy
+from empathos.rl.lm.config import TrainConfig, load_train_config
+from empathos.rl.lm.trainer import Scorer, Trainer, TrainerCallbacks, sandbox_config
+
+__all__ = [
+    "Scorer",
+    "TrainConfig",
+    "Trainer",
+    "TrainerCallbacks",
+    "load_train_config",
+    "sandbox_config",
+    "toy",
+]

@@ -1,0 +1,115 @@
+"""The causal-LM trainer on the bundled SmolLM2-135M with LoRA, against scripted toy roles.
+
+Slow (they load and train the real model on the CPU); they still run in CI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from train_helpers import english, tiny_config, toy_roles
+
+from empathos.llm.local import LoraSettings, load_policy, sequence_logprobs
+from empathos.rl import AdvantageConfig, AdvantageResult, TurnBatch, register_estimator
+from empathos.rl.lm import Trainer, sandbox_config
+from empathos.rl.lm.rollout import Job, collect
+from empathos.rl.lm.update import Sample, token_targets
+
+pytestmark = pytest.mark.slow
+
+
+@register_estimator("zero_for_tests")
+def _zero(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
+    """The control: every advantage 0 (the loss mask as mapo_dialogue's)."""
+    from empathos.rl import compute_advantages
+
+    res = compute_advantages("mapo_dialogue", batch, cfg)
+    zero = np.zeros(np.asarray(res.advantages).shape)
+    return AdvantageResult(zero, res.loss_mask, res.returns, res.stats)
+
+
+def test_stored_logprobs_match_a_fresh_forward_and_only_reply_tokens_get_loss(
+    tmp_path: Path,
+) -> None:
+    torch.manual_seed(0)
+    policy = load_policy(None, lora=LoraSettings(r=4), trainable=True)
+    cfg = tiny_config(tmp_path)
+    jobs = [Job(s, u, 0) for u, s in enumerate(english()[:2])]
+    dialogues = asyncio.run(
+        collect(
+            policy,
+            toy_roles(),
+            sandbox_config(cfg),
+            jobs,
+            max_new_tokens=5,
+            temperature=1.0,
+            top_p=1.0,
+            generation_batch=8,
+        )
+    )
+    turns = [t for d in dialogues for t in d.turns]
+    assert len(turns) == 4  # 2 dialogues x 2 turns, batched across dialogues
+    pad = int(policy.tokenizer.eos_token_id)
+    with torch.no_grad():
+        logp, resp = sequence_logprobs(
+            policy.model, [t.prompt_ids for t in turns], [t.token_ids for t in turns],
+            pad_id=pad, device=policy.device,
+        )  # fmt: skip
+    for i, t in enumerate(turns):
+        fresh = logp[i][resp[i]]
+        assert fresh.shape[0] == len(t.token_ids)
+        np.testing.assert_allclose(fresh.numpy(), np.asarray(t.logprobs), atol=2e-4)
+    samples = [Sample(t, float(i + 1), i != 3) for i, t in enumerate(turns)]
+    old, adv, mask = token_targets(samples, logp, resp)
+    for i, t in enumerate(turns):
+        start, end = len(t.prompt_ids), len(t.prompt_ids) + len(t.token_ids)
+        expect = torch.zeros(logp.shape[1], dtype=torch.bool)
+        if i != 3:  # a sample off the loss mask gets no token in the loss
+            expect[start:end] = True
+        assert torch.equal(mask[i].cpu(), expect)
+        assert bool((adv[i][~expect] == 0).all()) and bool((adv[i][expect] == i + 1).all())
+        np.testing.assert_allclose(old[i][start:end].numpy(), t.logprobs, atol=0)
+
+
+def _train(out: Path, **over: object) -> list[dict[str, object]]:
+    scenarios = english()
+    trainer = Trainer(tiny_config(out, **over), toy_roles(), scenarios[:6], scenarios[6:9])
+    trainer.setup()
+    return trainer.run()
+
+
+@pytest.mark.timeout(1800)  # two 6-step runs; ~25 min on the loaded shared 2-core machine
+def test_it_learns_the_rewarded_behaviour_and_the_zero_control_does_not(tmp_path: Path) -> None:
+    rows = _train(tmp_path / "mapo")
+    before, after = rows[0]["eval/mean_turn_reward"], rows[-1]["eval/mean_turn_reward"]
+    assert isinstance(before, float) and isinstance(after, float)
+    assert after > before + 0.1, (before, after)
+    control = _train(tmp_path / "zero", estimator="zero_for_tests")
+    c_before, c_after = control[0]["eval/mean_turn_reward"], control[-1]["eval/mean_turn_reward"]
+    assert c_before == before  # same seed, same held-out rollouts
+    assert isinstance(c_after, float) and c_after <= c_before + 0.02, (c_before, c_after)
+
+
+@pytest.mark.timeout(1200)
+def test_resume_continues_with_identical_metrics(tmp_path: Path) -> None:
+    over = {"steps": 2, "rollout.scenarios_per_step": 1, "rollout.rollouts_per_scenario": 2,
+            "eval.every": 1000, "checkpoint_every": 1, "eval.cases": ["en-12-flood"]}  # fmt: skip
+    full = _train(tmp_path / "full", **over)
+    first = _train(tmp_path / "part", **{**over, "steps": 1})
+    assert first[1]["step"] == 1
+    scenarios = english()
+    resumed = Trainer(tiny_config(tmp_path / "part", **over), toy_roles(), scenarios[:6],
+                      scenarios[6:9])  # fmt: skip
+    resumed.setup(resume=True)
+    assert resumed.step == 1
+    rows = resumed.run()
+    skip = ("time/", "tokens_per_s")
+    a = {k: v for k, v in full[2].items() if not any(s in k for s in skip) and "eval/" not in k}
+    b = {k: v for k, v in rows[0].items() if not any(s in k for s in skip) and "eval/" not in k}
+    assert a == b
+    lines = (tmp_path / "part" / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x)["step"] for x in lines] == [0, 1, 2]
