@@ -160,3 +160,19 @@ def test_fingerprint_ignores_addresses_and_limits_but_not_models(tmp_path: Path)
 def test_config_schema_has_a_description_on_every_field() -> None:
     missing = [n for n, f in RunConfig.model_fields.items() if not f.description]
     assert missing == []
+
+
+def test_a_policy_run_with_no_roles_gets_the_offline_default_caps(tmp_path: Path) -> None:
+    cfg = load_run_config(None, {"policy": tmp_path / "ckpt"}, environ={})
+    assert cfg.offline_sandbox and not cfg.offline_default
+    assert all(cfg.role(r).kind == "offline" for r in ("user", "director", "judge"))
+    mut = cfg.role("model_under_test")
+    assert mut.kind == "local" and mut.max_tokens == 48  # the offline default's reply cap
+    assert cfg.max_turns == DEMO_MAX_TURNS and cfg.min_turns == DEMO_MAX_TURNS
+    assert cfg.out == Path("runs/ckpt")
+    # roles on endpoints make it a real run: the full turn cap, the reply cap unset
+    roles = {k: v for k, v in scripted_roles().items() if k != "model_under_test"}
+    path = write_config(tmp_path / "run.yaml", roles=roles)
+    real = load_run_config(path, {"policy": tmp_path / "ckpt"}, environ={})
+    assert not real.offline_sandbox and real.max_turns == 45
+    assert real.role("model_under_test").max_tokens is None

@@ -47,7 +47,8 @@ def test_local_policy_run_writes_the_same_record_format_as_an_endpoint_run(
     a, b = _record(tmp_path / "endpoint"), _record(tmp_path / "local")
     assert _shape(a) == _shape(b)
     tested = [c for c in b["model_calls"] if c["role"] == "tested"]
-    assert tested and all(c["backend"] == "local" for c in tested)
+    assert tested and all(c["model"] == "smollm2-local" for c in tested)
+    assert all(c["completion_tokens"] for c in tested)  # counted by the local backend
     assert all(t["assistant"] for t in b["turns"])
     # the flag form runs too
     plain = write_config(tmp_path / "roles.yaml", roles=roles, **common)

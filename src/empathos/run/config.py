@@ -176,12 +176,31 @@ class RunConfig(BaseModel):
             getattr(roles, r) is None or getattr(roles, r).kind == "offline" for r in REQUIRED_ROLES
         )
 
+    @property
+    def offline_sandbox(self) -> bool:
+        """True when user, director and judge all run on the bundled offline model and the
+        model under test is offline too or a local policy (``--policy``, ``kind: local``):
+        such a run gets the offline default's turn cap, scenarios and reply cap."""
+        roles = self.roles or RolesConfig()
+        mut = roles.model_under_test
+        return (mut is None or mut.kind in ("offline", "local")) and all(
+            getattr(roles, r) is None or getattr(roles, r).kind == "offline"
+            for r in REQUIRED_ROLES
+            if r != "model_under_test"
+        )
+
     def resolved(self) -> RunConfig:
         """A copy with every role filled and every None default replaced by its value."""
         offline = self.offline_default
+        sandbox_offline = self.offline_sandbox
         roles = self.roles or RolesConfig()
         filled = {r: getattr(roles, r) or _offline_role(r) for r in REQUIRED_ROLES}
-        max_turns = self.max_turns or (DEMO_MAX_TURNS if offline else 45)
+        mut = filled["model_under_test"]
+        if sandbox_offline and mut.kind == "local" and mut.max_tokens is None:
+            filled["model_under_test"] = mut.model_copy(
+                update={"max_tokens": _DEMO_MAX_TOKENS["model_under_test"]}
+            )
+        max_turns = self.max_turns or (DEMO_MAX_TURNS if sandbox_offline else 45)
         min_turns = self.min_turns if self.min_turns is not None else min(12, max_turns)
         if min_turns > max_turns:
             raise ConfigError(

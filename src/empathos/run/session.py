@@ -75,7 +75,7 @@ class PreparedRun:
         limit) every invalid scenario counts, since its id may be unreadable."""
         cfg = self.config
         named = isinstance(cfg.cases, list) or (
-            cfg.cases is None and cfg.scenarios == BUILTIN and cfg.offline_default
+            cfg.cases is None and cfg.scenarios == BUILTIN and cfg.offline_sandbox
         )
         filled = cfg.limit is not None and len(self.scenarios) >= cfg.limit
         return [] if named or filled else list(self.invalid)
@@ -98,7 +98,7 @@ def select_scenarios(config: RunConfig) -> tuple[list[Scenario], list[ScenarioEr
         raise ScenarioError(first.problem + extra, file=first.file, field=first.field)
     cases = config.cases
     ids: list[str] | Literal["official"] | None
-    if cases is None and config.scenarios == BUILTIN and config.offline_default:
+    if cases is None and config.scenarios == BUILTIN and config.offline_sandbox:
         ids = list(DEFAULT_BUILTIN_IDS)
     elif cases is None or cases == "all":
         ids = None
