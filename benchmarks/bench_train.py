@@ -2,8 +2,10 @@
 
 Prints rollout tokens/s (batched generation across dialogues, sandbox with scripted roles),
 update tokens/s (forward + backward of prompt + reply tokens, PPO clip loss) and peak memory
-(resident set size of this process; CUDA peak allocated when on a GPU). No reference number
-exists on this machine: the numbers are printed for the record, side by side per setting.
+(resident set size of this process; CUDA peak allocated when on a GPU). Throughput is given
+per wall second and per CPU second of this process (on a shared machine the wall figure mostly
+measures the neighbours). No reference number exists on this machine: the numbers are printed
+for the record, side by side per setting.
 
     python benchmarks/bench_train.py [--steps 2] [--rollouts 4] [--tokens 16]
 """
@@ -59,13 +61,18 @@ def main() -> None:
           f"{args.scenarios} x {args.rollouts} dialogues x {args.turns} turns x {args.tokens} "
           f"tokens per step, LoRA r 8, {args.steps} steps")  # fmt: skip
     print(
-        f"{'step':>4} {'rollout tok/s':>14} {'update tok/s':>13} {'rollout s':>10} {'update s':>9}"
+        f"{'step':>4} {'rollout tok/s':>14} {'update tok/s':>13} {'rollout s':>10} "
+        f"{'update s':>9} {'rollout tok/CPU-s':>18} {'update tok/CPU-s':>17}"
     )
     for r in rows:
         upd, upd_s = r.get("update/tokens_per_s", float("nan")), r.get("time/update_s", 0.0)
+        gen_tokens = r["rollout/tokens_per_s"] * r["time/rollout_s"]
+        upd_tokens = upd * upd_s
+        roll_cpu = gen_tokens / max(r["time/rollout_cpu_s"], 1e-9)
+        upd_cpu = upd_tokens / max(r.get("time/update_cpu_s", 0.0), 1e-9)
         print(
             f"{r['step']:>4} {r['rollout/tokens_per_s']:>14.1f} {upd:>13.1f} "
-            f"{r['time/rollout_s']:>10.1f} {upd_s:>9.1f}"
+            f"{r['time/rollout_s']:>10.1f} {upd_s:>9.1f} {roll_cpu:>18.1f} {upd_cpu:>17.1f}"
         )
     print(f"peak resident memory {rss_mib:.0f} MiB")
     if torch.cuda.is_available():

@@ -28,6 +28,7 @@ def _record(run: Path) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.timeout(2700)  # ~45 s of CPU; three CLI runs, slow on a loaded machine
 def test_local_policy_run_writes_the_same_record_format_as_an_endpoint_run(
     tmp_path: Path,
 ) -> None:
@@ -37,12 +38,14 @@ def test_local_policy_run_writes_the_same_record_format_as_an_endpoint_run(
         endpoint_roles = {**roles, "model_under_test": openai_roles(url, max_tokens=6)[
             "model_under_test"]}  # fmt: skip
         cfg = write_config(tmp_path / "endpoint.yaml", roles=endpoint_roles, **common)
-        res = empathos("run", "--config", cfg, "--out", tmp_path / "endpoint", cwd=tmp_path)
+        res = empathos(
+            "run", "--config", cfg, "--out", tmp_path / "endpoint", cwd=tmp_path, timeout=900
+        )
         assert res.returncode == 0, res.stderr
     local_roles = {**roles, "model_under_test": {"kind": "local", "model": "smollm2-local",
                                                  "max_tokens": 6}}  # fmt: skip
     cfg = write_config(tmp_path / "local.yaml", roles=local_roles, **common)
-    res = empathos("run", "--config", cfg, "--out", tmp_path / "local", cwd=tmp_path)
+    res = empathos("run", "--config", cfg, "--out", tmp_path / "local", cwd=tmp_path, timeout=900)
     assert res.returncode == 0, res.stderr
     a, b = _record(tmp_path / "endpoint"), _record(tmp_path / "local")
     assert _shape(a) == _shape(b)
@@ -53,6 +56,6 @@ def test_local_policy_run_writes_the_same_record_format_as_an_endpoint_run(
     # the flag form runs too
     plain = write_config(tmp_path / "roles.yaml", roles=roles, **common)
     res = empathos("run", "--config", plain, "--policy", "smollm2-135m-instruct",
-                   "--out", tmp_path / "flag", cwd=tmp_path)  # fmt: skip
+                   "--out", tmp_path / "flag", cwd=tmp_path, timeout=900)  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert _record(tmp_path / "flag")["model"] == "smollm2-135m-instruct"

@@ -75,26 +75,45 @@ def test_stored_logprobs_match_a_fresh_forward_and_only_reply_tokens_get_loss(
         np.testing.assert_allclose(old[i][start:end].numpy(), t.logprobs, atol=0)
 
 
-def _train(out: Path, **over: object) -> list[dict[str, object]]:
+def _train(out: Path, held_out: int = 3, **over: object) -> list[dict[str, object]]:
     scenarios = english()
-    trainer = Trainer(tiny_config(out, **over), toy_roles(), scenarios[:6], scenarios[6:9])
+    trainer = Trainer(tiny_config(out, **over), toy_roles(), scenarios[:6],
+                      scenarios[6 : 6 + held_out])  # fmt: skip
     trainer.setup()
     return trainer.run()
 
 
-@pytest.mark.timeout(1800)  # two 6-step runs; ~25 min on the loaded shared 2-core machine
+# One-turn dialogues with 6-token replies: the judge rewards a reply that says "you" (about 1
+# reply in 4-12 of the untrained model, so groups differ); a high LoRA learning rate and two
+# minibatches x two epochs per step flip it in a few steps. About 2 minutes of CPU per run.
+MARGIN = 0.25  # mean per-turn reward; a reply the judge rewards earns about 1.6
+LEARN: dict[str, object] = {
+    "steps": 4,
+    "rollout.max_turns": 1,
+    "rollout.min_turns": 1,
+    "rollout.scenarios_per_step": 4,
+    "rollout.rollouts_per_scenario": 4,
+    "policy.lora": {"r": 4, "alpha": 8},
+    "lr": 5e-3,
+    "minibatches": 2,
+    "micro_batch": 16,
+    "eval.rollouts_per_scenario": 4,
+}
+
+
+@pytest.mark.timeout(3600)  # ~4 min of CPU in all; far more wall time on a loaded machine
 def test_it_learns_the_rewarded_behaviour_and_the_zero_control_does_not(tmp_path: Path) -> None:
-    rows = _train(tmp_path / "mapo")
+    rows = _train(tmp_path / "mapo", held_out=6, **LEARN)
     before, after = rows[0]["eval/mean_turn_reward"], rows[-1]["eval/mean_turn_reward"]
     assert isinstance(before, float) and isinstance(after, float)
-    assert after > before + 0.1, (before, after)
-    control = _train(tmp_path / "zero", estimator="zero_for_tests")
+    assert after > before + MARGIN, (before, after)
+    control = _train(tmp_path / "zero", held_out=6, **{**LEARN, "estimator": "zero_for_tests"})
     c_before, c_after = control[0]["eval/mean_turn_reward"], control[-1]["eval/mean_turn_reward"]
     assert c_before == before  # same seed, same held-out rollouts
-    assert isinstance(c_after, float) and c_after <= c_before + 0.02, (c_before, c_after)
+    assert isinstance(c_after, float) and c_after < c_before + MARGIN / 4, (c_before, c_after)
 
 
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(2700)  # three short runs; ~1 min of CPU, slow on a loaded machine
 def test_resume_continues_with_identical_metrics(tmp_path: Path) -> None:
     over = {"steps": 2, "rollout.scenarios_per_step": 1, "rollout.rollouts_per_scenario": 2,
             "eval.every": 1000, "checkpoint_every": 1, "eval.cases": ["en-12-flood"]}  # fmt: skip

@@ -238,11 +238,15 @@ def sequence_logprobs(
         attn[i, :n] = 1
         resp[i, len(p) : n] = True
     ids, attn, resp = ids.to(device), attn.to(device), resp.to(device)
-    logits = model(input_ids=ids, attention_mask=attn, use_cache=False).logits  # (N, L, V)
-    logp_next = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-    tok = logp_next.gather(2, ids[:, 1:, None])[..., 0]  # logp of token l+1 at column l
+    # logits only where a response token is predicted (columns start-1 .. width-2): the
+    # vocabulary projection and log-softmax of prompt positions would be thrown away
+    start = max(1, min(len(p) for p in prompts))
+    keep = width - start + 1
+    out = model(input_ids=ids, attention_mask=attn, use_cache=False, logits_to_keep=keep)
+    logp_next = torch.log_softmax(out.logits[:, :-1].float(), dim=-1)  # (N, width - start, V)
+    tok = logp_next.gather(2, ids[:, start:, None])[..., 0]  # logp of token l at column l
     logp = torch.zeros((len(rows), width), dtype=tok.dtype, device=device)
-    logp[:, 1:] = tok
+    logp[:, start:] = tok
     return logp * resp, resp
 
 
@@ -266,6 +270,8 @@ def load_policy(
     a directory holding an adapter (``adapter_config.json``) loads its base model and the
     adapter. ``adapter``: a saved LoRA adapter to apply. ``lora``: a new adapter to train
     (with ``trainable``). bf16 on a GPU, float32 on the CPU unless ``bf16`` says otherwise.
+    On the CPU, torch runs one intra-op thread unless ``EMPATHOS_TORCH_THREADS`` says otherwise
+    (as the offline model does: on a small shared machine more threads mostly spin).
     Bad input raises :class:`ConfigError` naming ``where``.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -273,6 +279,10 @@ def load_policy(
 
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if dev.type == "cpu":
+        from empathos.llm.offline.model import _set_threads
+
+        _set_threads()  # one intra-op thread unless EMPATHOS_TORCH_THREADS says otherwise
     use_bf16 = bf16 if bf16 is not None else dev.type == "cuda"
     dtype = torch.bfloat16 if use_bf16 else torch.float32
     base: Path

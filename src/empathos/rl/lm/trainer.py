@@ -294,9 +294,9 @@ class Trainer:
         assert self.policy is not None and self.optimizer is not None
         cfg = self.config
         step = self.step + 1
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         dialogues = asyncio.run(self._collect(self.jobs_for(step), evaluation=False))
-        t_roll = time.perf_counter() - t0
+        t_roll, c_roll = time.perf_counter() - t0, time.process_time() - c0
         samples_flat = [
             (i, t, turn) for i, d in enumerate(dialogues) for t, turn in enumerate(d.turns)
         ]
@@ -349,7 +349,7 @@ class Trainer:
         )
         gen = torch.Generator()
         gen.manual_seed(_stable_seed(cfg.seed, step, 7))
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         try:
             stats = policy_update(self.policy, self.optimizer, self.scheduler, samples, settings,
                                   gen, self.reference)  # fmt: skip
@@ -360,7 +360,7 @@ class Trainer:
                 "policy.gradient_checkpointing, or shorten rollout.max_new_tokens",
                 field="micro_batch",
             ) from None
-        t_upd = time.perf_counter() - t1
+        t_upd, c_upd = time.perf_counter() - t1, time.process_time() - c1
         upd_tokens = sum(
             len(s.turn.token_ids) + len(s.turn.prompt_ids) for s in samples if s.in_loss
         )
@@ -369,6 +369,10 @@ class Trainer:
         row["update/lr"] = float(self.scheduler.get_last_lr()[0])
         row["time/rollout_s"] = t_roll
         row["time/update_s"] = t_upd
+        # CPU seconds of this process (all threads): on a shared machine wall time says more
+        # about the neighbours than about the trainer
+        row["time/rollout_cpu_s"] = c_roll
+        row["time/update_cpu_s"] = c_upd
         self.step = step
         return row
 
