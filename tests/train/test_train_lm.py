@@ -15,7 +15,7 @@ from train_helpers import english, tiny_config, toy_roles
 
 from empathos.llm.local import LoraSettings, load_policy, sequence_logprobs
 from empathos.rl import AdvantageConfig, AdvantageResult, TurnBatch, register_estimator
-from empathos.rl.lm import Trainer, sandbox_config
+from empathos.rl.lm import Trainer, TrainerCallbacks, sandbox_config
 from empathos.rl.lm.rollout import Job, collect
 from empathos.rl.lm.update import Sample, token_targets
 
@@ -84,24 +84,26 @@ def _train(out: Path, held_out: int = 3, **over: object) -> list[dict[str, objec
 
 
 # One-turn dialogues with 6-token replies: the judge rewards a reply that says "you" (about 1
-# reply in 4-12 of the untrained model, so groups differ); a high LoRA learning rate and two
-# minibatches x two epochs per step flip it in a few steps. About 2 minutes of CPU per run.
-MARGIN = 0.25  # mean per-turn reward; a reply the judge rewards earns about 1.6
+# reply in 4-12 of the untrained model, so groups differ); a high LoRA learning rate and four
+# minibatches per step (one epoch: the update is the dear part on a CPU) flip it in a few
+# steps. The cosine schedule decays to 0 by the last step, so the steps are not too few.
+MARGIN = 0.2  # mean per-turn reward: about 3 more rewarded replies in 24 (each earns ~1.6)
 LEARN: dict[str, object] = {
-    "steps": 4,
+    "steps": 6,
     "rollout.max_turns": 1,
     "rollout.min_turns": 1,
     "rollout.scenarios_per_step": 4,
     "rollout.rollouts_per_scenario": 4,
     "policy.lora": {"r": 4, "alpha": 8},
     "lr": 5e-3,
-    "minibatches": 2,
+    "epochs": 1,
+    "minibatches": 4,
     "micro_batch": 16,
     "eval.rollouts_per_scenario": 4,
 }
 
 
-@pytest.mark.timeout(3600)  # ~4 min of CPU in all; far more wall time on a loaded machine
+@pytest.mark.timeout(3600)  # ~3-4 min of CPU in all; far more wall time on a loaded machine
 def test_it_learns_the_rewarded_behaviour_and_the_zero_control_does_not(tmp_path: Path) -> None:
     rows = _train(tmp_path / "mapo", held_out=6, **LEARN)
     before, after = rows[0]["eval/mean_turn_reward"], rows[-1]["eval/mean_turn_reward"]
@@ -113,22 +115,41 @@ def test_it_learns_the_rewarded_behaviour_and_the_zero_control_does_not(tmp_path
     assert isinstance(c_after, float) and c_after < c_before + MARGIN / 4, (c_before, c_after)
 
 
-@pytest.mark.timeout(2700)  # three short runs; ~1 min of CPU, slow on a loaded machine
+class _Interrupted(Exception):
+    pass
+
+
+def _stop_before(step: int) -> TrainerCallbacks:
+    def on_step_start(n: int) -> None:
+        if n == step:
+            raise _Interrupted
+
+    return TrainerCallbacks(on_step_start=on_step_start)
+
+
+@pytest.mark.timeout(2700)  # three short runs; ~1.5 min of CPU, slow on a loaded machine
 def test_resume_continues_with_identical_metrics(tmp_path: Path) -> None:
     over = {"steps": 2, "rollout.scenarios_per_step": 1, "rollout.rollouts_per_scenario": 2,
-            "eval.every": 1000, "checkpoint_every": 1, "eval.cases": ["en-12-flood"]}  # fmt: skip
-    full = _train(tmp_path / "full", **over)
-    first = _train(tmp_path / "part", **{**over, "steps": 1})
-    assert first[1]["step"] == 1
+            "eval.every": 1000, "eval.rollouts_per_scenario": 2, "checkpoint_every": 1}  # fmt: skip
+    full = _train(tmp_path / "full", held_out=1, **over)
     scenarios = english()
-    resumed = Trainer(tiny_config(tmp_path / "part", **over), toy_roles(), scenarios[:6],
-                      scenarios[6:9])  # fmt: skip
+
+    def trainer(callbacks: TrainerCallbacks | None = None) -> Trainer:
+        return Trainer(tiny_config(tmp_path / "part", **over), toy_roles(), scenarios[:6],
+                       scenarios[6:7], callbacks=callbacks)  # fmt: skip
+
+    part = trainer(_stop_before(2))  # the same run, killed after step 1's checkpoint
+    part.setup()
+    with pytest.raises(_Interrupted):
+        part.run()
+    resumed = trainer()
     resumed.setup(resume=True)
     assert resumed.step == 1
     rows = resumed.run()
     skip = ("time/", "tokens_per_s")
-    a = {k: v for k, v in full[2].items() if not any(s in k for s in skip) and "eval/" not in k}
-    b = {k: v for k, v in rows[0].items() if not any(s in k for s in skip) and "eval/" not in k}
+    a = {k: v for k, v in full[2].items() if not any(s in k for s in skip)}
+    b = {k: v for k, v in rows[0].items() if not any(s in k for s in skip)}
+    assert a["step"] == 2 and "update/loss" in a and "eval/mean_turn_reward" in a
     assert a == b
     lines = (tmp_path / "part" / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(x)["step"] for x in lines] == [0, 1, 2]
