@@ -23,7 +23,11 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 
 def leaderboard_table(rows: Sequence[LeaderboardRow], *, group_label: str = "model") -> Table:
     """A rich table: group, dialogues, successes, rate, EPM-Q, groups, nine indices."""
-    table = Table(title="EPM-Q leaderboard", header_style="bold")
+    title = "EPM-Q leaderboard"
+    warnings = sorted({w for r in rows for w in r.warnings})
+    if warnings:
+        title += "".join(f"\nNOT MEANINGFUL: {w}" for w in warnings)
+    table = Table(title=title, header_style="bold")
     table.add_column(group_label)
     for name in ("n", "succ", "rate", "EPM-Q", "Outcome", "Effic.", "Stab.", *INDEX_NAMES):
         table.add_column(name, justify="right")
