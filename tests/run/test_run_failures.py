@@ -147,9 +147,7 @@ def test_scripted_roles_are_recorded_under_their_handler_name(tmp_path: Path) ->
     roles = scripted_roles(user="slow")
     for entry in roles.values():
         del entry["model"]
-    config = write_config(
-        tmp_path / "run.yaml", roles=roles, cases="en-01-sourdough", max_turns=2
-    )
+    config = write_config(tmp_path / "run.yaml", roles=roles, cases="en-01-sourdough", max_turns=2)
     done = empathos("run", "--config", config, "--out", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     record = read_record(out / "records" / "en-01-sourdough__t0.json")

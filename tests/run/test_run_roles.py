@@ -11,6 +11,8 @@ import pytest
 from run_helpers import empathos, manifest, scripted_roles, served, write_config
 
 from empathos.errors import ConfigError
+from empathos.llm import EndpointConfig
+from empathos.llm.offline import OFFLINE_MODEL_ID
 from empathos.records import read_record
 from empathos.run.config import load_run_config
 
@@ -55,6 +57,11 @@ def test_roles_flags_need_each_other() -> None:
     with pytest.raises(ConfigError) as info:
         load_run_config(None, {"roles_model": "big"}, environ={})
     assert "--roles-base-url" in info.value.line()
+
+
+def test_endpoints_without_a_model_id_get_their_backend_name() -> None:
+    assert EndpointConfig(kind="offline").model == OFFLINE_MODEL_ID
+    assert EndpointConfig(kind="scripted").model == "scripted"
 
 
 def test_openai_kind_without_model_is_a_config_error(tmp_path: Path) -> None:
