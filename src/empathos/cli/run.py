@@ -2,8 +2,9 @@
 
 Exit codes: 0 every selected dialogue finished without error; 1 some dialogue ended as an
 error (recorded apart), crashed, or an invalid scenario the selection could include was
-skipped (not one of named cases, nor past a filled --limit); 2 bad input (config,
-keys, run directory); 130 Ctrl-C (the same command resumes). See docs/run.md.
+skipped (not one of named cases, nor past a filled --limit); 2 bad input (config, keys, run
+directory); 3 the run failed: it ran dialogues and not one finished without error (every one
+crashed or ended as an error); 130 Ctrl-C (the same command resumes). See docs/run.md.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
+    from empathos.run.runner import RunOutcome
     from empathos.run.session import PreparedRun
 
 __all__ = ["register"]
@@ -47,6 +49,14 @@ def _header(prepared: PreparedRun, err: Console) -> None:
             markup=False,
             highlight=False,
         )
+    warning = cfg.score_warning()
+    if warning and not cfg.offline_default:
+        err.print(
+            f"warning: the scores of this run are NOT MEANINGFUL: {warning}.",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     for problem in prepared.invalid:
         err.print(f"skipped invalid scenario: {problem.line()}", markup=False, highlight=False)
     for bad in prepared.unreadable:
@@ -61,7 +71,42 @@ def _header(prepared: PreparedRun, err: Console) -> None:
         )
 
 
-def _report(prepared: PreparedRun, crashed: int) -> int:
+def _failed(prepared: PreparedRun, outcome: RunOutcome, err: Console) -> None:
+    from empathos.run.session import failure_reason
+
+    out = prepared.config.out
+    err.print(
+        f"run FAILED: {failure_reason(outcome)}; nothing was scored.",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    if outcome.crashed:
+        first = next(iter(outcome.crashed.values()))
+        err.print(
+            f"  a crash is a bug in empathos or its installation (first: {first}). If it names "
+            "a missing module, reinstall: bash scripts/install.sh. Otherwise report it with "
+            f"the error record ({out}/records/*.json: field 'error').",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    if len(outcome.crashed) < outcome.attempted:
+        err.print(
+            "  errors come from the model calls: check each role's base_url, model and key "
+            f"(the reasons are above and in {out}/records).",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    err.print(
+        "  then run the same command again: failed dialogues are retried.",
+        markup=False,
+        highlight=False,
+    )
+
+
+def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
     from empathos.report import leaderboard_table
     from empathos.run.session import run_leaderboard
 
@@ -85,8 +130,14 @@ def _report(prepared: PreparedRun, crashed: int) -> int:
         highlight=False,
         soft_wrap=True,
     )
+    warning = prepared.config.score_warning()
+    if board and warning and not prepared.config.offline_default:
+        err.print(f"NOT MEANINGFUL: {warning}.", markup=False, highlight=False, soft_wrap=True)
+    if outcome.failed:
+        _failed(prepared, outcome, err)
+        return 3
     err.print(f"pictures: empathos report {out} --out {out}/report", markup=False, soft_wrap=True)
-    return 1 if errors or crashed or prepared.invalid_selected else 0
+    return 1 if errors or outcome.crashed or prepared.invalid_selected else 0
 
 
 def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
@@ -113,7 +164,7 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
         )
         raise
     finally:
-        code = _report(prepared, len(outcome.crashed) if outcome else 0) if outcome else 1
+        code = _report(prepared, outcome) if outcome else 1
         close_session(prepared, outcome, status)
     return code
 
@@ -141,6 +192,18 @@ def register(app: typer.Typer) -> None:
                 help="A local Hugging Face causal LM directory (or LoRA adapter) as the model "
                 "under test, in-process (kind: local); 'smollm2-135m-instruct': the bundled one."
             ),
+        ] = None,
+        roles_model: Annotated[
+            str | None,
+            typer.Option(help="Model id of the user, director and judge (with --roles-base-url)."),
+        ] = None,
+        roles_base_url: Annotated[
+            str | None,
+            typer.Option(help="OpenAI-compatible base URL of the user, director and judge."),
+        ] = None,
+        roles_api_key_env: Annotated[
+            str | None,
+            typer.Option(help="NAME of the env var holding their API key."),
         ] = None,
         scenarios: Annotated[
             str | None,
@@ -183,6 +246,9 @@ def register(app: typer.Typer) -> None:
             "base_url": base_url,
             "api_key_env": api_key_env,
             "policy": policy,
+            "roles_model": roles_model,
+            "roles_base_url": roles_base_url,
+            "roles_api_key_env": roles_api_key_env,
             "scenarios": scenarios,
             "cases": cases,
             "limit": limit,

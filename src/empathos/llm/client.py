@@ -119,17 +119,26 @@ class ModelClient:
         self.cache = cache if config.cache else None
 
     # -- public API -------------------------------------------------------------------
-    async def chat(self, messages: Sequence[MessageLike], **overrides: float | int) -> ChatResult:
-        """A free-text reply."""
+    async def chat(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        allow_empty: bool = False,
+        **overrides: float | int,
+    ) -> ChatResult:
+        """A free-text reply. A reply without text (null content, e.g. a reasoning model that
+        ran out of tokens) fails with ModelOutputError, or is '' with ``allow_empty``; the
+        result carries the endpoint's ``finish_reason`` either way."""
         request = self._request(as_messages(messages), overrides)
 
         def accept(reply: RawReply) -> tuple[str, bool]:
-            if reply.content is None:
-                raise OutputInvalid("the reply holds no text", "")
-            return reply.content, False
+            if reply.content is None and not allow_empty:
+                finish = f" (finish_reason: {reply.finish_reason})" if reply.finish_reason else ""
+                raise OutputInvalid(f"the reply holds no text{finish}", "")
+            return reply.content or "", False
 
-        text, record, _ = await self._run("chat", request, accept, reask=False)
-        return ChatResult(text=text, record=record)
+        text, record, reply = await self._run("chat", request, accept, reask=False)
+        return ChatResult(text=text, record=record, finish_reason=reply.finish_reason)
 
     async def structured(
         self, messages: Sequence[MessageLike], schema: type[T], **overrides: float | int

@@ -10,12 +10,16 @@ sent with every request.
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from empathos.errors import ConfigError
+
+# The id of the bundled offline model (empathos.llm.offline.OFFLINE_MODEL_ID; repeated here so
+# the config does not import the model code; a test checks they agree).
+_OFFLINE_MODEL_ID = "smollm2-135m-instruct"
 
 __all__ = [
     "EndpointConfig",
@@ -124,7 +128,11 @@ class EndpointConfig(BaseModel):
     base_url: str | None = Field(
         None, description="Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."
     )
-    model: str = Field("smollm2-135m-instruct", description="Model id sent to the endpoint.")
+    model: str = Field(
+        "",
+        description="Model id sent to the endpoint; required when kind is 'openai'. Left "
+        "out: the bundled model's id for 'offline', 'scripted' for 'scripted'.",
+    )
     api_key_env: str | None = Field(
         None,
         description="NAME of the environment variable holding the API key (never the key). "
@@ -158,6 +166,27 @@ class EndpointConfig(BaseModel):
         if value:
             check_base_url(value)
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_model(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("model"):
+            return data
+        kind = data.get("kind", "openai")
+        if kind == "openai":
+            raise ValueError(
+                "model is required when kind is 'openai' (the model id at the endpoint, "
+                "as its /v1/models lists it)"
+            )
+        return {**data, "model": cls._default_model_id(kind, data)}
+
+    @classmethod
+    def _default_model_id(cls, kind: str, data: dict[str, Any]) -> str:
+        """The recorded model id of an endpoint given without one."""
+        if kind == "local":
+            path = str(data.get("path") or "").rstrip("/")
+            return path.rsplit("/", 1)[-1] or "local-policy"
+        return _OFFLINE_MODEL_ID if kind == "offline" else "scripted"
 
     @model_validator(mode="after")
     def _needs_url(self) -> EndpointConfig:

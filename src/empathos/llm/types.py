@@ -164,10 +164,11 @@ class CallRecord(BaseModel):
 
 @dataclass(frozen=True)
 class ChatResult:
-    """A plain chat reply."""
+    """A plain chat reply (``text`` is '' for an accepted empty reply, see ``allow_empty``)."""
 
     text: str
     record: CallRecord
+    finish_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -202,8 +203,15 @@ class ChatModel(Protocol):
 
     role: str
 
-    async def chat(self, messages: Sequence[MessageLike], **overrides: float | int) -> ChatResult:
-        """A free-text reply."""
+    async def chat(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        allow_empty: bool = False,
+        **overrides: float | int,
+    ) -> ChatResult:
+        """A free-text reply; with ``allow_empty`` a reply without text (null content) is
+        accepted as '' instead of failing."""
         ...
 
     async def structured(

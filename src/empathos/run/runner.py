@@ -21,6 +21,7 @@ from empathos.run.rundir import DialogueKey, IndexRow, RunDir, row_for
 from empathos.scenarios import Scenario
 
 __all__ = [
+    "CrashFn",
     "DialogueFn",
     "Job",
     "Plan",
@@ -61,11 +62,13 @@ class ProgressSink(Protocol):
     def dialogue_finished(self, key: DialogueKey, row: IndexRow) -> None:
         """A dialogue ended and its record is on disk."""
 
-    def dialogue_crashed(self, key: DialogueKey, reason: str) -> None:
-        """A dialogue raised an unexpected exception (a bug): nothing was written."""
+    def dialogue_crashed(self, key: DialogueKey, reason: str, *, recorded: bool) -> None:
+        """A dialogue raised an unexpected exception (a bug); ``recorded``: its error record
+        was written (else nothing was)."""
 
 
 DialogueFn = Callable[[Job], Awaitable[DialogueRecord]]
+CrashFn = Callable[[Job, Exception], DialogueRecord]
 
 
 @dataclass
@@ -77,8 +80,18 @@ class RunOutcome:
 
     @property
     def errors(self) -> int:
-        """Dialogues of this session recorded as errors."""
+        """Dialogues of this session recorded as errors (crashes included)."""
         return sum(r.status == "error" for r in self.rows)
+
+    @property
+    def attempted(self) -> int:
+        """Dialogues this session ran to an outcome: finished, errors and crashes."""
+        return len({r.dialogue_id for r in self.rows} | set(self.crashed))
+
+    @property
+    def failed(self) -> bool:
+        """True when the session ran dialogues and not one of them finished without error."""
+        return self.attempted > 0 and not any(r.status == "done" for r in self.rows)
 
 
 def plan_jobs(
@@ -124,14 +137,25 @@ async def run_jobs(
     *,
     concurrency: int,
     progress: ProgressSink,
+    crash_record: CrashFn | None = None,
 ) -> RunOutcome:
     """Run ``jobs`` with at most ``concurrency`` in flight; write and index each as it ends.
 
     An unexpected exception in one dialogue (a bug, never a model failure: those come back
-    as ``error`` records) is reported and leaves nothing on disk; the others go on. On
-    cancellation (Ctrl-C) the dialogues in flight are dropped and the finished ones stay."""
+    as ``error`` records) is reported and, with ``crash_record``, recorded as that function's
+    ``error`` record (the exception's type and message); the others go on. On cancellation
+    (Ctrl-C) the dialogues in flight are dropped and the finished ones stay."""
     outcome = RunOutcome()
     gate = asyncio.Semaphore(concurrency)
+
+    def keep(job: Job, record: DialogueRecord) -> IndexRow:
+        # Written and indexed with no await in between: a cancellation (Ctrl-C) cannot
+        # fall between the two. One small file with fsync holds the loop for milliseconds.
+        path = write_record(record, run_dir.record_path(job.key))
+        row = row_for(job.key, record, str(path.relative_to(run_dir.path)))
+        run_dir.index(row)
+        outcome.rows.append(row)
+        return row
 
     async def one(job: Job) -> None:
         async with gate:
@@ -141,15 +165,11 @@ async def run_jobs(
             except Exception as exc:
                 reason = "".join(traceback.format_exception_only(exc)).strip()
                 outcome.crashed[job.key.id] = reason
-                progress.dialogue_crashed(job.key, reason)
+                if crash_record is not None:
+                    keep(job, crash_record(job, exc))
+                progress.dialogue_crashed(job.key, reason, recorded=crash_record is not None)
                 return
-            # Written and indexed with no await in between: a cancellation (Ctrl-C) cannot
-            # fall between the two. One small file with fsync holds the loop for milliseconds.
-            path = write_record(record, run_dir.record_path(job.key))
-            row = row_for(job.key, record, str(path.relative_to(run_dir.path)))
-            run_dir.index(row)
-            outcome.rows.append(row)
-            progress.dialogue_finished(job.key, row)
+            progress.dialogue_finished(job.key, keep(job, record))
 
     tasks = [asyncio.create_task(one(job), name=job.key.id) for job in jobs]
     try:

@@ -16,7 +16,7 @@ from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, RecordError, ScenarioError
 from empathos.llm import ModelClient, ResponseCache
 from empathos.prompts import load_template, model_under_test_prompt
-from empathos.records import DialogueRecord, LoadedRecord, load_records
+from empathos.records import DialogueRecord, LoadedRecord, crash_record, load_records
 from empathos.run.config import RunConfig
 from empathos.run.manifest import (
     Manifest,
@@ -42,6 +42,7 @@ __all__ = [
     "PreparedRun",
     "close_session",
     "execute",
+    "failure_reason",
     "prepare_run",
     "run_leaderboard",
     "sandbox_config",
@@ -146,6 +147,7 @@ def sandbox_config(config: RunConfig) -> SandboxConfig:
         language=config.language,
         system_prompt=config.system_prompt,
         director=config.director_mode,
+        on_empty=config.on_empty,
     )
 
 
@@ -180,6 +182,7 @@ def _new_manifest(
         scenarios=list(infos.values()),
         skipped_scenarios=[e.line() for e in invalid],
         sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
+        score_warning=config.score_warning(),
     )
 
 
@@ -219,6 +222,7 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
     from empathos.sandbox import run_dialogue
 
     settings = sandbox_config(prepared.config)
+    warning = prepared.config.score_warning()
 
     async def dialogue(job: Job) -> DialogueRecord:
         record = await run_dialogue(
@@ -229,7 +233,19 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
             observer=progress.observer(job.key),
         )
         meta = {**record.metadata, "dialogue_id": job.key.id, "trial": job.key.trial}
-        return record.model_copy(update={"metadata": meta})
+        return record.model_copy(update={"metadata": meta, "score_warning": warning})
+
+    def crashed(job: Job, exc: Exception) -> DialogueRecord:
+        names = prepared.roles.names()
+        return crash_record(
+            scenario_id=job.scenario.id,
+            scenario_hash=job.scenario.scenario_hash(),
+            exc=exc,
+            model=names.get("tested"),
+            roles={k: v for k, v in names.items() if k != "tested"},
+            config=settings.epm(),
+            metadata={"dialogue_id": job.key.id, "trial": job.key.trial},
+        ).model_copy(update={"score_warning": warning})
 
     try:
         return await run_jobs(
@@ -238,6 +254,7 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
             dialogue,
             concurrency=prepared.config.concurrency,
             progress=progress,
+            crash_record=crashed,
         )
     finally:
         for client in prepared.clients:
@@ -256,10 +273,26 @@ def close_session(
     if outcome is not None:
         session.ran = len(outcome.rows)
         session.errors = outcome.errors
+        session.crashed = len(outcome.crashed)
+        session.failure = failure_reason(outcome)
+        if session.failure is not None and status == "completed":
+            session.status = "failed"
     write_manifest(prepared.manifest, prepared.run_dir.path)
     prepared.run_dir.close()
     if prepared.cache is not None:
         prepared.cache.close()
+
+
+def failure_reason(outcome: RunOutcome) -> str | None:
+    """Why a session that ran dialogues failed (not one finished without error), else None."""
+    if not outcome.failed:
+        return None
+    n, crashed = outcome.attempted, len(outcome.crashed)
+    if crashed == n:
+        return f"every dialogue crashed ({crashed} of {n})"
+    if crashed:
+        return f"no dialogue finished: {crashed} of {n} crashed, {n - crashed} ended as errors"
+    return f"every dialogue ended as an error ({n} of {n})"
 
 
 def run_leaderboard(prepared: PreparedRun) -> tuple[list[LeaderboardRow], list[IndexRow]]:

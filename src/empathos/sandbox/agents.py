@@ -39,6 +39,7 @@ __all__ = [
     "JudgeAgent",
     "Ratings",
     "TestedAgent",
+    "TestedReply",
     "UserAgent",
     "call_record",
 ]
@@ -174,20 +175,42 @@ class UserAgent:
         return await _chat(self.model, state, _prompt_messages(prompt), prompt, view.turn)
 
 
+@dataclass(frozen=True, slots=True)
+class TestedReply:
+    """The model under test's reply ('' for an empty reply) and why its generation stopped."""
+
+    text: str
+    finish_reason: str | None = None
+
+
 class TestedAgent:
-    """The model under test: the next supportive reply, from its system prompt and the chat."""
+    """The model under test: the next supportive reply, from its system prompt and the chat.
+
+    ``on_empty``: a reply without text (null content, or blank) is an empty reply the judge
+    rates ('reply'), or a failed call that ends the dialogue as ``error`` ('error')."""
 
     role = "tested"
 
-    def __init__(self, model: ChatModel) -> None:
+    def __init__(self, model: ChatModel, *, on_empty: Literal["reply", "error"] = "reply") -> None:
         self.model = model
+        self.on_empty = on_empty
 
     async def act(
         self, view: TestedView, state: DialogueState
-    ) -> tuple[str | Failure, DialogueState]:
+    ) -> tuple[TestedReply | Failure, DialogueState]:
         """The reply to the conversation in ``view.messages``."""
         msgs = list(view.messages)
-        return await _chat(self.model, state, msgs, view.system_prompt, view.turn)
+        prompt, turn = view.system_prompt, view.turn
+        try:
+            res = await self.model.chat(msgs, allow_empty=self.on_empty == "reply")
+        except ModelCallError as exc:
+            return _failed(exc, state, self.model.role, prompt, msgs, turn)
+        state = state.with_call(call_record(res.record, turn=turn, prompt=prompt, messages=msgs))
+        text = res.text.strip()
+        if not text and self.on_empty == "error":
+            finish = f" (finish_reason: {res.finish_reason})" if res.finish_reason else ""
+            return Failure(f"{self.model.role} call returned no text{finish}"), state
+        return TestedReply(text, res.finish_reason), state
 
 
 def _ratings(form: IEDRForm | MDEPForm) -> Ratings:

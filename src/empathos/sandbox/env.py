@@ -31,7 +31,15 @@ from empathos.llm import Message
 from empathos.prompts import RenderedPrompt, model_under_test_prompt
 from empathos.records import DialogueRecord, IndicatorRating, InitialDeficit
 from empathos.rubric import EMPATHY_RUBRIC, p0_from_iedr
-from empathos.sandbox.agents import Agent, DirectorAgent, Failure, JudgeAgent, Ratings, UserAgent
+from empathos.sandbox.agents import (
+    Agent,
+    DirectorAgent,
+    Failure,
+    JudgeAgent,
+    Ratings,
+    TestedReply,
+    UserAgent,
+)
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.sandbox.events import DialogueObserver, TurnEvent
 from empathos.sandbox.state import (
@@ -153,11 +161,12 @@ class EmpathyEnv:
             self._emit()
         return self.observation()
 
-    async def step(self, reply: str) -> EnvStep:
-        """Close the current turn with ``reply`` (the policy's) and run the rest of the turn."""
-        return await self._advance(self._open_state(), reply)
+    async def step(self, reply: str, *, finish_reason: str | None = None) -> EnvStep:
+        """Close the current turn with ``reply`` (the policy's; a blank one is an empty reply
+        the judge rates) and run the rest of the turn."""
+        return await self._advance(self._open_state(), reply, finish_reason)
 
-    async def step_agent(self, agent: Agent[TestedView, str]) -> EnvStep:
+    async def step_agent(self, agent: Agent[TestedView, str | TestedReply]) -> EnvStep:
         """Like :meth:`step`, the reply coming from ``agent`` (the model under test)."""
         state = self._open_state()
         out, state = await agent.act(tested_view(state, self.system_prompt), state)
@@ -168,6 +177,8 @@ class EmpathyEnv:
                             unscored_reason=None, ratings={}, packet=None,
                             termination=self.state.termination, director_action=None)  # fmt: skip
             return self._result(math.nan, info)
+        if isinstance(out, TestedReply):
+            return await self._advance(state, out.text, out.finish_reason)
         return await self._advance(state, out)
 
     def abort(self, reason: str) -> None:
@@ -248,9 +259,11 @@ class EmpathyEnv:
                                            reason=out.reason))  # fmt: skip
         return state.with_user_line(out)
 
-    async def _advance(self, state: DialogueState, reply: str) -> EnvStep:
+    async def _advance(
+        self, state: DialogueState, reply: str, finish_reason: str | None = None
+    ) -> EnvStep:
         cfg = self.epm_config
-        state = state.with_reply(reply)
+        state = state.with_reply(reply, finish_reason=finish_reason)
         t = state.turn
         info = StepInfo(turn=t, evaluated=False, scored=None, reward_valid=True,
                         unscored_reason=None, ratings={}, packet=None, termination=None,
