@@ -95,7 +95,7 @@ def advantages_for(
     reward: str,
     turn_kl: np.ndarray | None = None,
     kl_coef: float = 0.0,
-) -> tuple[AdvantageResult, np.ndarray, np.ndarray]:
+) -> tuple[AdvantageResult[np.ndarray], np.ndarray, np.ndarray]:
     """The estimator's result over the batch, the rewards used and the valid mask."""
     rewards, valid, mask, uid = turn_arrays(dialogues, reward)
     if turn_kl is not None:
