@@ -30,3 +30,5 @@ echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
+# The verl adapter's tests run against verl's real code in its own environment (docs/verl.md).
+bash scripts/test-verl.sh

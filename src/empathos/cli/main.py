@@ -7,7 +7,7 @@ import sys
 import typer
 
 from empathos import __version__
-from empathos.cli import report, rl, run, scenarios, score, serve, train
+from empathos.cli import report, rl, run, scenarios, score, serve, train, verl
 from empathos.errors import EmpathosError
 
 __all__ = ["app", "main", "version_cmd"]
@@ -27,6 +27,7 @@ serve.register(app)
 train.register(app)
 app.add_typer(scenarios.app, name="scenarios")
 app.add_typer(rl.app, name="rl")
+app.add_typer(verl.app, name="verl")
 
 
 @app.command("version")
