@@ -55,7 +55,7 @@ def group_ids(index: object, batch_size: int) -> np.ndarray:
 
 def turn_batch_from_tokens(
     token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index: object = None
-) -> tuple[TurnBatch, torch.Tensor]:
+) -> tuple[TurnBatch[torch.Tensor], torch.Tensor]:
     """The :class:`TurnBatch` of a verl batch, and the (B, T) token index of each turn's end."""
     if token_level_rewards.shape != response_mask.shape:
         raise InputError(
