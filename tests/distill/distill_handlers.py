@@ -52,7 +52,7 @@ def features(text: str) -> dict[str, object]:
 def persona(text: str) -> dict[str, object]:
     sit = _situation(text)
     zh = _zh(text)
-    t = (lambda en, cn: cn if zh else en)  # noqa: E731
+    t = lambda en, cn: cn if zh else en  # noqa: E731
     lv = {"level": "high", "rationale": t("They need this most right now.", "此刻最需要这个维度。")}
     lo = {"level": "low", "rationale": t("Less pressing at the moment.", "眼下不那么迫切的维度。")}
     return {
@@ -61,33 +61,48 @@ def persona(text: str) -> dict[str, object]:
             "outer": t("Calm and capable in front of others.", "在别人面前总是冷静能干。"),
             "inner": t("Quietly afraid of letting people down.", "内心一直害怕让别人失望。"),
         },
-        "needs": {"vent": sit, "hoped_for": sit, "sensitivities": t(
-            "Stock phrases irritate her; being taken seriously moves her.",
-            "套话让她烦躁，被认真对待会让她感动。")},  # fmt: skip
+        "needs": {
+            "vent": sit,
+            "hoped_for": sit,
+            "sensitivities": t(
+                "Stock phrases irritate her; being taken seriously moves her.",
+                "套话让她烦躁，被认真对待会让她感动。",
+            ),
+        },
         "priorities": {"cognitive": lv, "affective": lv, "proactive": lo},
         "experience": {
-            "childhood": t("Grew up helping in a family shop after school.", "小时候放学后在家里的小店帮忙。"),
-            "adolescence": t("Was the one friends came to with their problems.", "少年时总是朋友们倾诉的对象。"),
-            "young_adulthood": t("Moved away for work and built a life alone.", "青年时为了工作独自去了外地。"),
-            "growth_arc": t("Learning that needing help is not failing.", "慢慢学会需要帮助并不等于失败。"),
+            "childhood": t(
+                "Grew up helping in a family shop after school.", "小时候放学后在家里的小店帮忙。"
+            ),
+            "adolescence": t(
+                "Was the one friends came to with their problems.", "少年时总是朋友们倾诉的对象。"
+            ),
+            "young_adulthood": t(
+                "Moved away for work and built a life alone.", "青年时为了工作独自去了外地。"
+            ),
+            "growth_arc": t(
+                "Learning that needing help is not failing.", "慢慢学会需要帮助并不等于失败。"
+            ),
             "current_situation": sit,
-            "main_goal": t("Find her footing again after this setback.", "在这次挫折之后重新站稳脚跟。"),
+            "main_goal": t(
+                "Find her footing again after this setback.", "在这次挫折之后重新站稳脚跟。"
+            ),
             "vision": "",
         },
-    }  # fmt: skip
+    }
 
 
 def crisis(text: str) -> dict[str, object]:
     sit = _situation(text)
     zh = _zh(text)
-    stages = [
-        {"title": f"{'阶段' if zh else 'Stage'} {i}", "content": sit} for i in range(1, 5)
-    ]
+    stages = [{"title": f"{'阶段' if zh else 'Stage'} {i}", "content": sit} for i in range(1, 5)]
     return {
         "topic": sit,
         "trigger": sit,
         "stages": stages,
-        "outcome": "被理解，然后想清楚下一步。" if zh else "To be understood, then to see a next step.",
+        "outcome": "被理解，然后想清楚下一步。"
+        if zh
+        else "To be understood, then to see a next step.",
         "interlude": "一段相似的旧日回忆。" if zh else "An old memory of a similar moment.",
     }
 

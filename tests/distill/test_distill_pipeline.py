@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import scripted
 from distill_handlers import Interrupted, handler, make_interrupting
 
+from conftest import scripted
 from empathos.distill import DistillOptions, read_conversations, run_distill
 from empathos.errors import InputError
 from empathos.llm import EndpointConfig, ModelClient, ScriptedBackend, auto_reply
@@ -56,7 +56,10 @@ async def test_every_input_format_becomes_checked_scenarios(corpus: Path, tmp_pa
                 "id": f"oa-{r['id']}",
                 "messages": [{"role": "system", "content": "You are a helpful listener."}]
                 + [
-                    {"role": "user" if t["speaker"] == "seeker" else "assistant", "content": t["text"]}
+                    {
+                        "role": "user" if t["speaker"] == "seeker" else "assistant",
+                        "content": t["text"],
+                    }
                     for t in r["turns"]  # type: ignore[attr-defined]
                 ],
             }
@@ -99,7 +102,10 @@ async def test_every_input_format_becomes_checked_scenarios(corpus: Path, tmp_pa
         prov = s.metadata["distill"]
         assert prov["source_id"] in {c.id for c in convs}
         assert prov["models"] == MODELS
-        assert set(prov["prompts"]) >= {f"distill_extract.{s.labels.language}", f"judge_iedr.{s.labels.language}"}
+        assert set(prov["prompts"]) >= {
+            f"distill_extract.{s.labels.language}",
+            f"judge_iedr.{s.labels.language}",
+        }
     # thresholds vary across the set
     assert len({s.persona.threshold for s in loaded.scenarios}) == 3
     # the state keeps every stage's raw output; no source text without --keep-source
@@ -131,21 +137,35 @@ async def test_planted_personal_data_never_reaches_the_model_or_output(tmp_path:
         "id": "pii",
         "language": "en",
         "turns": [
-            {"speaker": "seeker", "text": f"Hi, my name is {PLANTED['name']} and I moved out of my flat today", "name": "Marta"},
-            {"speaker": "supporter", "text": f"Hello {PLANTED['first']}, I'm glad you reached out."},
-            {"speaker": "seeker", "text": f"My landlord at {PLANTED['address']} kept my deposit and stopped answering"},
-            {"speaker": "seeker", "text": f"He can call me on {PLANTED['phone']} or write to {PLANTED['email']}, he never does"},
+            {
+                "speaker": "seeker",
+                "text": f"Hi, my name is {PLANTED['name']} and I moved out of my flat today",
+                "name": "Marta",
+            },
+            {
+                "speaker": "supporter",
+                "text": f"Hello {PLANTED['first']}, I'm glad you reached out.",
+            },
+            {
+                "speaker": "seeker",
+                "text": f"My landlord at {PLANTED['address']} kept my deposit and went quiet",
+            },
+            {
+                "speaker": "seeker",
+                "text": f"He can call {PLANTED['phone']} or write to {PLANTED['email']}",
+            },
         ],
-    }  # fmt: skip
+    }
     src = _write_jsonl(tmp_path / "c.jsonl", [conv])
     summary, backend = await _distil([src], tmp_path / "out")
     assert summary.count("written") == 1
     sent = "\n".join(m.content for r in backend.requests for m in r.messages)
     assert "[NAME]" in sent and "[PHONE]" in sent and "[EMAIL]" in sent and "[ADDRESS]" in sent
     written = "\n".join(
-        p.read_text("utf-8") for p in (tmp_path / "out").rglob("*") if p.is_file()
-        and p.suffix in (".json", ".yaml")
-    )  # fmt: skip
+        p.read_text("utf-8")
+        for p in (tmp_path / "out").rglob("*")
+        if p.is_file() and p.suffix in (".json", ".yaml")
+    )
     assert "moved out of my flat" in written  # the scrubbed line did reach the output
     for value in PLANTED.values():
         assert value not in sent
@@ -161,10 +181,28 @@ async def test_skips_failures_duplicates_and_the_batch_goes_on(tmp_path: Path) -
         _conv("good", story),
         _conv("near-copy", [story[0].replace("twenty", "twenty-one"), story[1]]),
         _conv("short", ["hi", "ok thanks"]),
-        _conv("empty-talk", ["NOTHING-HERE just testing the chat box, please ignore this line", "still testing the widget, nothing else to say"]),
-        _conv("broken", ["FAILME my sister stopped speaking to me after the funeral last spring", "I keep writing her messages and deleting them"]),
-        _conv("other", ["My best friend didn't invite me to her wedding and I saw it online", "We have been friends since we were seven years old"]),
-    ]  # fmt: skip
+        _conv(
+            "empty-talk",
+            [
+                "NOTHING-HERE just testing the chat box, please ignore this line",
+                "still testing the widget, nothing else to say",
+            ],
+        ),
+        _conv(
+            "broken",
+            [
+                "FAILME my sister stopped speaking to me after the funeral last spring",
+                "I keep writing her messages and deleting them",
+            ],
+        ),
+        _conv(
+            "other",
+            [
+                "My best friend didn't invite me to her wedding and I saw it online",
+                "We have been friends since we were seven years old",
+            ],
+        ),
+    ]
     src = _write_jsonl(tmp_path / "c.jsonl", rows)
     summary, _ = await _distil([src], tmp_path / "out")
     status = {i.source_id: (i.status, i.reason) for i in summary.items}
@@ -216,10 +254,14 @@ async def test_distilled_scenarios_run_in_the_sandbox(corpus: Path, tmp_path: Pa
     for scenario in loaded.scenarios:
         roles = Roles(
             user=ModelClient(ScriptedBackend(auto_reply), EndpointConfig(kind="scripted"), "user"),
-            judge=ModelClient(ScriptedBackend(auto_reply), EndpointConfig(kind="scripted"), "judge"),
+            judge=ModelClient(
+                ScriptedBackend(auto_reply), EndpointConfig(kind="scripted"), "judge"
+            ),
             director=None,
-            tested=ModelClient(ScriptedBackend(auto_reply), EndpointConfig(kind="scripted"), "tested"),
-        )  # fmt: skip
+            tested=ModelClient(
+                ScriptedBackend(auto_reply), EndpointConfig(kind="scripted"), "tested"
+            ),
+        )
         record = await run_dialogue(
             scenario, roles, SandboxConfig(max_turns=2, min_turns=0, director="rules")
         )
