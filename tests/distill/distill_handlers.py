@@ -44,7 +44,7 @@ def features(text: str) -> dict[str, object]:
         "memories": "小时候的事" if zh else "a childhood memory",
         "empathy_moments": fill,
         "domain": "career",
-        "usable": usable,
+        "usable": "yes" if usable else "no",
         "skip_reason": "" if usable else "only a test message",
     }
 

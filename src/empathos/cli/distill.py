@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from empathos.distill.pipeline import DistillSummary
     from empathos.llm import ModelClient
 
-__all__ = ["app"]
+__all__ = [
+    "app",
+    "expand_cmd",
+    "review_app",
+    "review_export",
+    "review_import",
+    "review_report",
+    "run_cmd",
+]
 
 
 class _RunByDefault(TyperGroup):

@@ -309,7 +309,7 @@ class _Run:
                 "distill_extract", lang, conversation=_render_conversation(clean), labels=labels
             )
             features = await self._structured(cache, "extract", p1, Features, [])
-            if not features.usable:
+            if features.usable != "yes":
                 out.status = "skipped"
                 out.reason = f"nothing usable: {features.skip_reason or 'no reason given'}"
                 return out, None, cache

@@ -7,6 +7,8 @@ any other. Field descriptions are part of the schema the model sees.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from empathos.scenarios.model import (
@@ -30,6 +32,10 @@ class _Draft(BaseModel):
 class Features(_Draft):
     """Stage 1: what a scrubbed support conversation tells about the person seeking support."""
 
+    usable: Literal["yes", "no"] = Field(
+        description="yes when there is a personal difficulty to build a scenario from; no for "
+        "spam, tests, chit-chat or a conversation with no difficulty in it."
+    )
     situation: str = Field(description="The situation in two or three sentences.")
     emotions: str = Field(description="The emotional layers: what shows, and what lies under it.")
     vent: str = Field(description="What the person wants to get off their chest.")
@@ -41,11 +47,7 @@ class Features(_Draft):
         description="The moments that call for empathy, paraphrased (never quoted at length)."
     )
     domain: Domain = Field(description="The life domain the difficulty belongs to.")
-    usable: bool = Field(
-        description="true when there is a personal difficulty to build a scenario from; false "
-        "for spam, tests, chit-chat or a conversation with no difficulty in it."
-    )
-    skip_reason: str = Field(default="", description="When usable is false: why, in a sentence.")
+    skip_reason: str = Field(default="", description="When usable is no: why, in a sentence.")
 
 
 class DraftPriorities(_Draft):
