@@ -24,7 +24,7 @@ from empathos.run.roles import load_handler
 __all__ = ["DistillConfig", "DistillRoles", "build_distill_model", "load_distill_config"]
 
 # Offline caps (tokens per free-text field of a structured answer): SmolLM2-135M is slow on CPU.
-_OFFLINE_MAX_TOKENS = {"distiller": 16, "judge": 8}
+_OFFLINE_MAX_TOKENS = {"distiller": 8, "judge": 6}
 
 
 class DistillRoles(BaseModel):
