@@ -134,6 +134,13 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(help="NAME of the env var holding the model under test's API key."),
         ] = None,
+        protocol: Annotated[
+            str | None,
+            typer.Option(
+                help="'empathos' (default: our prompts and loop) or 'empa-release' (the "
+                "published release's own agents and loop, from your installed 'empa')."
+            ),
+        ] = None,
         scenarios: Annotated[
             str | None,
             typer.Option(help="'builtin' (default), a scenario file/dir, or a published layout."),
@@ -174,6 +181,7 @@ def register(app: typer.Typer) -> None:
             "model": model,
             "base_url": base_url,
             "api_key_env": api_key_env,
+            "protocol": protocol,
             "scenarios": scenarios,
             "cases": cases,
             "limit": limit,
