@@ -21,6 +21,7 @@ import asyncio
 import hashlib
 import importlib
 import json
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -118,7 +119,12 @@ def load_release() -> Release:
         for name in _API:
             modules[name] = importlib.import_module(name)
     except ImportError as exc:
-        what = "is not installed" if exc.name == "empa" else f"cannot be imported ({exc})"
+        if exc.name == "empa":
+            what = "is not installed"
+        elif (exc.name or "").startswith("empa.") and "empa" in sys.modules:
+            what = f"installed is not a compatible EMPA release ({exc})"
+        else:
+            what = f"cannot be imported ({exc})"
         raise ConfigError(
             f"the package 'empa' (the EMPA release) {what}; {INSTALL_HINT}", field="--protocol"
         ) from None
@@ -268,7 +274,7 @@ def _message(m: Any) -> Message:
     role = m.get("role") if isinstance(m, Mapping) else getattr(m, "role", None)
     content = m.get("content") if isinstance(m, Mapping) else getattr(m, "content", None)
     role = str(role) if str(role) in _MESSAGE_ROLES else "system"
-    return Message(role=role, content="" if content is None else str(content))  # type: ignore[arg-type]
+    return Message(role=role, content="" if content is None else str(content))
 
 
 def _tool_def(tool: Any) -> ToolDef:
@@ -431,7 +437,7 @@ def _bridge_class(release: Release) -> type:
     """A subclass of the release's ``LLMClient`` whose calls go to a :class:`_Link`."""
     base: type = release.attr("empa.llm.base", "LLMClient")
 
-    class EmpathosBridge(base):  # type: ignore[misc, valid-type]
+    class EmpathosBridge(base):  # type: ignore[misc]
         """The release's LLMClient, answered by empathos's model client of one role."""
 
         def __init__(self, link: _Link) -> None:

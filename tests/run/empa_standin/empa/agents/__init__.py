@@ -56,8 +56,10 @@ class Director:
 
     def guide(self, history: list[dict[str, str]]) -> str:
         reply = self.llm.complete(
-            [Message("system", f"Direct this story: {self.scenario}"),
-             Message("user", _history(history))],
+            [
+                Message("system", f"Direct this story: {self.scenario}"),
+                Message("user", _history(history)),
+            ],
             tools=DIRECTOR_TOOLS,
         )
         if reply.tool_calls:
@@ -72,8 +74,10 @@ class Judger:
 
     def rate(self, history: list[dict[str, str]]) -> dict[str, int]:
         reply = self.llm.complete(
-            [Message("system", "Rate the last reply; answer with a JSON object."),
-             Message("user", _history(history))],
+            [
+                Message("system", "Rate the last reply; answer with a JSON object."),
+                Message("user", _history(history)),
+            ],
             temperature=0.0,
             max_tokens=8000,
             response_format={"type": "json_object"},
