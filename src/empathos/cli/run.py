@@ -205,6 +205,13 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(help="NAME of the env var holding their API key."),
         ] = None,
+        protocol: Annotated[
+            str | None,
+            typer.Option(
+                help="'empathos' (default: our prompts and loop) or 'empa-release' (the "
+                "published release's own agents and loop, from your installed 'empa')."
+            ),
+        ] = None,
         scenarios: Annotated[
             str | None,
             typer.Option(help="'builtin' (default), a scenario file/dir, or a published layout."),
@@ -249,6 +256,7 @@ def register(app: typer.Typer) -> None:
             "roles_model": roles_model,
             "roles_base_url": roles_base_url,
             "roles_api_key_env": roles_api_key_env,
+            "protocol": protocol,
             "scenarios": scenarios,
             "cases": cases,
             "limit": limit,

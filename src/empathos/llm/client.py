@@ -13,7 +13,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -39,6 +39,7 @@ from empathos.llm.types import (
     RawReply,
     StructuredResult,
     ToolCallResult,
+    ToolDef,
     ToolSpec,
     as_messages,
     json_schema_of,
@@ -175,6 +176,35 @@ class ModelClient:
             "tool_call", request, lambda r: validate_tool_call(r, tools), reask=True
         )
         return ToolCallResult(call=value, record=record)
+
+    async def complete(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        json_mode: bool = False,
+        tools: Sequence[ToolDef] = (),
+        tool_choice: Literal["required", "auto"] | None = None,
+        accept: Callable[[RawReply], tuple[RawReply, bool]] | None = None,
+        **overrides: float | int,
+    ) -> tuple[RawReply, CallRecord]:
+        """One call in wire shapes, for adapters that parse replies themselves.
+
+        ``json_mode`` asks for a JSON object (``response_format=json_object``), ``tools`` are
+        offered as they are (``tool_choice`` None: the endpoint's default). The reply comes
+        back unparsed with the call's record; retries, the limit, the cache and the record
+        work as for the other calls. ``accept`` may check a reply (raise
+        :class:`~empathos.llm.structured.OutputInvalid` to re-ask, as structured calls do)."""
+        kind: CallKind = "tool_call" if tools else ("structured" if json_mode else "chat")
+        request = self._request(
+            as_messages(messages),
+            overrides,
+            json_mode=json_mode,
+            tools=list(tools),
+            tool_choice=tool_choice if tools else None,
+        )
+        check = accept or (lambda reply: (reply, False))
+        reply, record, _ = await self._run(kind, request, check, reask=accept is not None)
+        return reply, record
 
     async def aclose(self) -> None:
         """Release the backend's connections (if it holds any)."""

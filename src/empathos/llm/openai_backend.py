@@ -173,7 +173,9 @@ class OpenAIBackend:
                     "schema": request.response_schema,
                 },
             }
-        elif (request.response_schema is not None or request.json_mode) and fmt == "json_object":
+        elif (request.response_schema is not None and fmt == "json_object") or (
+            request.json_mode and fmt in ("json_schema", "json_object")  # no schema to send
+        ):
             kwargs["response_format"] = {"type": "json_object"}
         return kwargs
 

@@ -51,6 +51,7 @@ DEMO_OUT = Path("runs/offline-demo")
 # SmolLM2-135M is slow on CPU and rambles.
 _DEMO_MAX_TOKENS = {"user": 40, "model_under_test": 48, "director": 24, "judge": 12}
 _FLAGS = {
+    "protocol": "--protocol",
     "scenarios": "--scenarios",
     "cases": "--cases",
     "limit": "--limit",
@@ -124,6 +125,12 @@ class RunConfig(BaseModel):
 
     roles: RolesConfig | None = Field(
         None, description="Per-role endpoints. None: every role on the bundled offline model."
+    )
+    protocol: Literal["empathos", "empa-release"] = Field(
+        "empathos",
+        description="'empathos': our own prompts, agents and loop (the sandbox). "
+        "'empa-release': the published EMPA release's own agents, prompts and loop, from the "
+        "user's installed copy of the package 'empa' (see docs/run.md).",
     )
     scenarios: str = Field(
         "builtin", description="Scenario source: 'builtin', a file, a directory of ours, or "

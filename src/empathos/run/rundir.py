@@ -50,6 +50,7 @@ _OURS = frozenset(
             for suffix in ("", "-wal", "-shm")
         ),
         "records",
+        "logs",  # per-dialogue logs of the empa-release protocol
     }
 )
 _KEY = re.compile(r"^(?P<case>.+)__t(?P<trial>\d+)$")

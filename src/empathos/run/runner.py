@@ -4,7 +4,8 @@ Dialogues run as asyncio tasks, at most ``concurrency`` at once (each endpoint a
 own named limit in the model client). Each finished dialogue is written atomically and then
 indexed, as soon as it ends, so Ctrl-C or a crash loses only the dialogues in flight, which
 the same command runs again. The runner knows nothing of models: it is given a function
-that produces one dialogue's record (see :mod:`empathos.run.session` for the sandbox one).
+that produces one dialogue's record (see :mod:`empathos.run.session` for the sandbox one,
+:mod:`empathos.run.protocols.empa_release` for the published release's loop).
 """
 
 from __future__ import annotations
@@ -16,20 +17,36 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from empathos.errors import ConfigError
-from empathos.records import DialogueRecord, write_record
+from empathos.records import DialogueRecord
+from empathos.records.io import write_text_atomic
 from empathos.run.rundir import DialogueKey, IndexRow, RunDir, row_for
-from empathos.scenarios import Scenario
 
 __all__ = [
+    "Case",
     "CrashFn",
     "DialogueFn",
     "Job",
     "Plan",
     "ProgressSink",
     "RunOutcome",
+    "StoredRecord",
     "plan_jobs",
     "run_jobs",
 ]
+
+
+class Case(Protocol):
+    """What the runner needs of a case: an id and a hash of its content (a Scenario, or a
+    case of another protocol)."""
+
+    @property
+    def id(self) -> str:
+        """The case id."""
+        ...
+
+    def scenario_hash(self) -> str:
+        """A hash of the case's content (a changed case is not resumed)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -37,7 +54,16 @@ class Job:
     """One dialogue to produce: a scenario and a trial (the trial is also the seed)."""
 
     key: DialogueKey
-    scenario: Scenario
+    scenario: Case
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """A dialogue's record with the exact text its file holds (a format other than ours,
+    e.g. the published one); ``record`` is that text read back, for the index."""
+
+    record: DialogueRecord
+    text: str
 
 
 @dataclass(frozen=True)
@@ -67,7 +93,7 @@ class ProgressSink(Protocol):
         was written (else nothing was)."""
 
 
-DialogueFn = Callable[[Job], Awaitable[DialogueRecord]]
+DialogueFn = Callable[[Job], Awaitable[DialogueRecord | StoredRecord]]
 CrashFn = Callable[[Job, Exception], DialogueRecord]
 
 
@@ -95,7 +121,7 @@ class RunOutcome:
 
 
 def plan_jobs(
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Case],
     trials: int,
     run_dir: RunDir,
     *,
@@ -148,10 +174,14 @@ async def run_jobs(
     outcome = RunOutcome()
     gate = asyncio.Semaphore(concurrency)
 
-    def keep(job: Job, record: DialogueRecord) -> IndexRow:
+    def keep(job: Job, result: DialogueRecord | StoredRecord) -> IndexRow:
         # Written and indexed with no await in between: a cancellation (Ctrl-C) cannot
         # fall between the two. One small file with fsync holds the loop for milliseconds.
-        path = write_record(record, run_dir.record_path(job.key))
+        if isinstance(result, StoredRecord):
+            record, text = result.record, result.text
+        else:
+            record, text = result, result.model_dump_json(indent=1)
+        path = write_text_atomic(run_dir.record_path(job.key), text)
         row = row_for(job.key, record, str(path.relative_to(run_dir.path)))
         run_dir.index(row)
         outcome.rows.append(row)
@@ -161,7 +191,7 @@ async def run_jobs(
         async with gate:
             progress.dialogue_started(job.key)
             try:
-                record = await dialogue(job)
+                result = await dialogue(job)
             except Exception as exc:
                 reason = "".join(traceback.format_exception_only(exc)).strip()
                 outcome.crashed[job.key.id] = reason
@@ -169,7 +199,7 @@ async def run_jobs(
                     keep(job, crash_record(job, exc))
                 progress.dialogue_crashed(job.key, reason, recorded=crash_record is not None)
                 return
-            progress.dialogue_finished(job.key, keep(job, record))
+            progress.dialogue_finished(job.key, keep(job, result))
 
     tasks = [asyncio.create_task(one(job), name=job.key.id) for job in jobs]
     try:

@@ -8,6 +8,7 @@ session's outcome into the manifest; :func:`run_leaderboard` scores what the run
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -31,9 +32,10 @@ from empathos.run.manifest import (
     write_manifest,
 )
 from empathos.run.progress import RunProgress
+from empathos.run.protocols import empa_release
 from empathos.run.roles import build_roles, check_api_keys, check_handlers
 from empathos.run.rundir import IndexRow, RunDir, open_run_dir
-from empathos.run.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
+from empathos.run.runner import Case, DialogueFn, Job, Plan, RunOutcome, plan_jobs, run_jobs
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.scenarios import BUILTIN, DEFAULT_BUILTIN_IDS, Scenario, load_scenarios, select
 from empathos.scoring.leaderboard import LeaderboardRow, leaderboard
@@ -57,7 +59,7 @@ class PreparedRun:
     """A run ready to execute: its config, scenarios, directory, manifest and plan."""
 
     config: RunConfig
-    scenarios: list[Scenario]
+    scenarios: Sequence[Case]  # Scenario; a ReleaseCase for --protocol empa-release
     invalid: list[ScenarioError]
     run_dir: RunDir
     manifest: Manifest
@@ -151,15 +153,8 @@ def sandbox_config(config: RunConfig) -> SandboxConfig:
     )
 
 
-def _new_manifest(
-    config: RunConfig,
-    old: Manifest | None,
-    fingerprint: dict[str, str],
-    scenarios: list[Scenario],
-    invalid: list[ScenarioError],
-) -> Manifest:
-    languages = _languages(config, scenarios)
-    infos = {
+def _scenario_infos(scenarios: list[Scenario]) -> dict[str, ScenarioInfo]:
+    return {
         s.id: ScenarioInfo(
             id=s.id,
             hash=s.scenario_hash(),
@@ -168,6 +163,16 @@ def _new_manifest(
         )
         for s in scenarios
     }
+
+
+def _new_manifest(
+    config: RunConfig,
+    old: Manifest | None,
+    fingerprint: dict[str, str],
+    infos: dict[str, ScenarioInfo],
+    prompts: list[PromptInfo],
+    invalid: list[ScenarioError],
+) -> Manifest:
     if old is not None:  # keep the scenarios of earlier sessions on record
         infos = {**{s.id: s for s in old.scenarios}, **infos}
     now = utc_now()
@@ -178,7 +183,7 @@ def _new_manifest(
         fingerprint=fingerprint,
         versions=package_versions(),
         git_commit=git_commit(),
-        prompts=_prompts(config, languages),
+        prompts=prompts,
         scenarios=list(infos.values()),
         skipped_scenarios=[e.line() for e in invalid],
         sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
@@ -190,15 +195,22 @@ def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
     """Check everything, open the run directory, write the manifest, plan the dialogues."""
     check_api_keys(config)
     check_handlers(config)
-    sandbox_config(config).epm()  # fails now on turn settings the EPM refuses
-    scenarios, invalid = select_scenarios(config)
-    languages = _languages(config, scenarios)
-    prompt_version = ";".join(
-        f"{p.language}:{p.id}@{p.version}"
-        for p in _prompts(config, languages)
-        if p.role == "model_under_test"
-    )
-    fingerprint = fingerprint_parts(config, prompt_version)
+    scenarios: Sequence[Case]
+    release = empa_release.load_release() if config.protocol == empa_release.PROTOCOL else None
+    if release is None:
+        sandbox_config(config).epm()  # fails now on turn settings the EPM refuses
+        ours, invalid = select_scenarios(config)
+        prompts = _prompts(config, _languages(config, ours))
+        prompt_version = ";".join(
+            f"{p.language}:{p.id}@{p.version}" for p in prompts if p.role == "model_under_test"
+        )
+        fingerprint = fingerprint_parts(config, prompt_version)
+        scenarios, infos = ours, _scenario_infos(ours)
+    else:
+        cases = empa_release.select_cases(config, release)
+        fingerprint = empa_release.fingerprint(config, release)
+        scenarios, invalid = cases, []
+        infos, prompts = empa_release.manifest_parts(config, release, cases)
     assert config.out is not None
     out = Path(config.out)
     run_dir = open_run_dir(out, fingerprint, force=force)
@@ -208,7 +220,9 @@ def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
     if any(config.role(r).cache for r in ("user", "director", "judge", "model_under_test")):
         cache = ResponseCache(config.cache_path or out / "cache.sqlite")
     roles, clients = build_roles(config, cache)
-    manifest = _new_manifest(config, read_manifest(out), fingerprint, scenarios, invalid)
+    manifest = _new_manifest(config, read_manifest(out), fingerprint, infos, prompts, invalid)
+    if release is not None:
+        manifest.versions["empa"] = release.version
     manifest.sessions[-1].planned = plan.total
     manifest.sessions[-1].skipped = len(plan.finished)
     write_manifest(manifest, out)
@@ -225,6 +239,7 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
     warning = prepared.config.score_warning()
 
     async def dialogue(job: Job) -> DialogueRecord:
+        assert isinstance(job.scenario, Scenario)
         record = await run_dialogue(
             job.scenario,
             prepared.roles,
@@ -247,11 +262,17 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
             metadata={"dialogue_id": job.key.id, "trial": job.key.trial},
         ).model_copy(update={"score_warning": warning})
 
+    chosen: DialogueFn = dialogue
+    if prepared.config.protocol == empa_release.PROTOCOL:
+        release = empa_release.load_release()
+        chosen = empa_release.release_dialogue(
+            release, prepared.config, prepared.roles, prepared.run_dir.path
+        )
     try:
         return await run_jobs(
             prepared.plan.pending,
             prepared.run_dir,
-            dialogue,
+            chosen,
             concurrency=prepared.config.concurrency,
             progress=progress,
             crash_record=crashed,
