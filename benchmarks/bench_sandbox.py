@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +118,7 @@ def run_config(url: str, out: Path, dialogues: int, turns: int) -> Any:
     return load_run_config(path, cli, environ={})
 
 
-def measure(url: str, dialogues: int, turns: int) -> dict[str, float]:
+def measure(url: str, dialogues: int, turns: int) -> dict[str, Any]:
     """Run ``dialogues`` at once through the real path; wall time, CPU time, calls, turns."""
     from rich.console import Console
 
@@ -134,10 +135,17 @@ def measure(url: str, dialogues: int, turns: int) -> dict[str, float]:
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         close_session(prepared, outcome, "completed")
         turns_run = sum(r.turns for r in outcome.rows)
-        records = list((Path(tmp) / "run" / "records").glob("*.json"))
-        calls = [len(json.loads(p.read_text())["model_calls"]) for p in records]
+        docs = [json.loads(p.read_text()) for p in (Path(tmp) / "run" / "records").glob("*.json")]
+        calls = [len(d["model_calls"]) for d in docs]
+        reasons = Counter(
+            d["termination"].get("reason") or "?"
+            for d in docs
+            if d["termination"].get("kind") == "error"
+        )
+        reasons.update(outcome.crashed.values())
     errors = outcome.errors + len(outcome.crashed)
     return {
+        "reasons": reasons,
         "dialogues": len(outcome.rows),
         "errors": errors,
         "wall": wall,
@@ -179,6 +187,8 @@ def main() -> None:
         f"   ({many['cpu']:.2f} s CPU over {many['turns']:.0f} turns, this process only)"
     )
     print(f"errors: {many['errors']:.0f}")
+    for reason, count in many["reasons"].most_common(5):
+        print(f"  {count:5d} x {reason}")
 
 
 if __name__ == "__main__":

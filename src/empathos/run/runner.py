@@ -124,13 +124,17 @@ async def run_jobs(
     *,
     concurrency: int,
     progress: ProgressSink,
+    outcome: RunOutcome | None = None,
 ) -> RunOutcome:
     """Run ``jobs`` with at most ``concurrency`` in flight; write and index each as it ends.
+
+    ``outcome`` (a new one if not given) is filled as dialogues end, so a caller that is
+    interrupted still knows what this session finished.
 
     An unexpected exception in one dialogue (a bug, never a model failure: those come back
     as ``error`` records) is reported and leaves nothing on disk; the others go on. On
     cancellation (Ctrl-C) the dialogues in flight are dropped and the finished ones stay."""
-    outcome = RunOutcome()
+    outcome = RunOutcome() if outcome is None else outcome
     gate = asyncio.Semaphore(concurrency)
 
     async def one(job: Job) -> None:

@@ -9,6 +9,7 @@ session's outcome into the manifest; :func:`run_leaderboard` scores what the run
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -65,6 +66,8 @@ class PreparedRun:
     clients: list[ModelClient]
     cache: ResponseCache | None
     unreadable: list[RecordError] = field(default_factory=list)
+    outcome: RunOutcome = field(default_factory=RunOutcome)
+    """What this session has finished so far (filled as dialogues end, Ctrl-C or not)."""
 
     @property
     def session(self) -> Session:
@@ -135,12 +138,35 @@ def sandbox_config(config: RunConfig) -> SandboxConfig:
     )
 
 
+def _utc(stamp: str) -> datetime:
+    when = datetime.fromisoformat(stamp)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _settle_killed(sessions: list[Session], rows: dict[str, IndexRow]) -> list[Session]:
+    """Earlier sessions still marked ``running`` were killed (we hold the directory's lock,
+    so none is running): mark them ``interrupted``, counting the dialogues they finished
+    from the index (a record's time is its dialogue's start)."""
+    out: list[Session] = []
+    for session in sessions:
+        if session.status == "running":
+            start = _utc(session.started_at)
+            mine = [r for r in rows.values() if _utc(r.finished_at) >= start]
+            errors = sum(r.status == "error" for r in mine)
+            session = session.model_copy(
+                update={"status": "interrupted", "ran": len(mine), "errors": errors}
+            )
+        out.append(session)
+    return out
+
+
 def _new_manifest(
     config: RunConfig,
     old: Manifest | None,
     fingerprint: dict[str, str],
     scenarios: list[Scenario],
     invalid: list[ScenarioError],
+    rows: dict[str, IndexRow],
 ) -> Manifest:
     languages = _languages(config, scenarios)
     infos = {
@@ -165,7 +191,10 @@ def _new_manifest(
         prompts=_prompts(config, languages),
         scenarios=list(infos.values()),
         skipped_scenarios=[e.line() for e in invalid],
-        sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
+        sessions=[
+            *_settle_killed(old.sessions if old else [], rows),
+            Session(started_at=now, status="running"),
+        ],
     )
 
 
@@ -185,16 +214,21 @@ def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
     assert config.out is not None
     out = Path(config.out)
     run_dir = open_run_dir(out, fingerprint, force=force)
-    unreadable = run_dir.reconcile()
-    plan = plan_jobs(scenarios, config.trials, run_dir, retry_errors=config.retry_errors)
-    cache = None
-    if any(config.role(r).cache for r in ("user", "director", "judge", "model_under_test")):
-        cache = ResponseCache(config.cache_path or out / "cache.sqlite")
-    roles, clients = build_roles(config, cache)
-    manifest = _new_manifest(config, read_manifest(out), fingerprint, scenarios, invalid)
-    manifest.sessions[-1].planned = plan.total
-    manifest.sessions[-1].skipped = len(plan.finished)
-    write_manifest(manifest, out)
+    try:
+        unreadable = run_dir.reconcile()
+        plan = plan_jobs(scenarios, config.trials, run_dir, retry_errors=config.retry_errors)
+        cache = None
+        if any(config.role(r).cache for r in ("user", "director", "judge", "model_under_test")):
+            cache = ResponseCache(config.cache_path or out / "cache.sqlite")
+        roles, clients = build_roles(config, cache)
+        old = read_manifest(out)
+        manifest = _new_manifest(config, old, fingerprint, scenarios, invalid, run_dir.rows())
+        manifest.sessions[-1].planned = plan.total
+        manifest.sessions[-1].skipped = len(plan.finished)
+        write_manifest(manifest, out)
+    except BaseException:
+        run_dir.close()  # releases the directory's lock
+        raise
     return PreparedRun(
         config, scenarios, invalid, run_dir, manifest, plan, roles, clients, cache, unreadable
     )
@@ -224,6 +258,7 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
             dialogue,
             concurrency=prepared.config.concurrency,
             progress=progress,
+            outcome=prepared.outcome,
         )
     finally:
         for client in prepared.clients:
