@@ -161,3 +161,24 @@ def test_model_under_test_modes(tmp_path: Path) -> None:
     (tmp_path / "blank.txt").write_text("  \n", encoding="utf-8")
     with pytest.raises(ConfigError, match="empty"):
         model_under_test_prompt(tmp_path / "blank.txt", "en")
+
+
+def test_user_prompt_holds_no_memory_before_it_is_revealed(
+    by_language: dict[str, Scenario],
+) -> None:
+    for language in ("en", "zh"):
+        s = by_language[language]
+        exp = s.persona.experience
+        periods = {
+            "childhood": exp.childhood,
+            "adolescence": exp.adolescence,
+            "young_adulthood": exp.young_adulthood,
+            "current": exp.current_situation,
+        }
+        # a verbatim (published-layout) card holds the same texts: they are held back too
+        raw = "VERBATIM CARD\n" + "\n".join(f"{k}: {v}" for k, v in periods.items())
+        for sc in (s, s.model_copy(update={"raw_persona_prompt": raw})):
+            before = user_prompt(sc).text
+            assert not [k for k, text in periods.items() if text in before]
+            after = user_prompt(sc, memories=["childhood"], newest_memory="childhood").text
+            assert [k for k, text in periods.items() if text in after] == ["childhood"]
