@@ -37,9 +37,7 @@ def _slow_config(tmp_path: Path, trials: int = 1) -> Path:
     )
 
 
-def _wait_for(
-    condition: object, proc: subprocess.Popen[str], deadline_s: float = 60
-) -> None:
+def _wait_for(condition: object, proc: subprocess.Popen[str], deadline_s: float = 60) -> None:
     end = time.monotonic() + deadline_s
     while time.monotonic() < end and proc.poll() is None:
         if callable(condition) and condition():

@@ -35,8 +35,8 @@ __all__ = [
     "MetricSummary",
     "aggregate",
     "interval",
-    "rate_interval",
     "plot_curves",
+    "rate_interval",
     "run_compare",
     "write_outputs",
 ]
@@ -189,7 +189,7 @@ def plot_curves(runs: dict[str, list[TrainResult]], out: Path) -> list[Path]:
             ax.plot(x, mean, label=name)
             if len(rs) > 1:
                 summarise = rate_interval if key in RATES else interval
-                bands = [summarise(curves[:, i]) for i in range(curves.shape[1])]
+                bands = [summarise(curves[:, i].tolist()) for i in range(curves.shape[1])]
                 low, high = [b.low for b in bands], [b.high for b in bands]
                 ax.fill_between(x, low, high, alpha=0.15)
         ax.set_xlabel("policy update")
