@@ -16,6 +16,7 @@ from empathos.prompts import (
 )
 from empathos.prompts.blocks import Turn, condensed_profile, persona_card
 from empathos.prompts.judge_forms import IEDR_KEYS, MDEP_KEYS
+from empathos.prompts.render import fragments
 from empathos.scenarios import Scenario, load_builtin, load_scenarios
 
 HISTORY: list[Turn] = [
@@ -137,7 +138,15 @@ def test_published_card_is_used_verbatim(empa_sample: Path) -> None:
     s = load_scenarios(empa_sample).scenarios[0]
     assert s.raw_persona_prompt is not None
     text = user_prompt(s, released_stages=[1], newest_stage=1).text
-    assert s.raw_persona_prompt.strip() in text
+    exp = s.persona.experience
+    past = [exp.childhood, exp.adolescence, exp.young_adulthood, exp.current_situation]
+    past = [m.strip() for m in past if m.strip()]
+    card = s.raw_persona_prompt.strip()
+    assert past and all(m in card for m in past)  # the card tells the persona's past
+    for m in past:  # verbatim, but for the memories, held back until the director reveals one
+        card = card.replace(m, fragments("zh")["memory.held_back"])
+    assert card in text
+    assert not [m for m in past if m in text]
     for hidden in _hidden_texts(s, {1}):
         assert hidden not in text
     profile = condensed_profile(s, "zh")
