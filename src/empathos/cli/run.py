@@ -3,13 +3,17 @@
 Exit codes: 0 every selected dialogue finished without error; 1 some dialogue ended as an
 error (recorded apart), crashed, or an invalid scenario the selection could include was
 skipped (not one of named cases, nor past a filled --limit); 2 bad input (config, keys, run
-directory); 3 the run failed: it ran dialogues and not one finished without error (every one
-crashed or ended as an error); 130 Ctrl-C (the same command resumes). See docs/run.md.
+directory, or a directory another run holds); 3 the run failed: it ran dialogues and not one
+finished without error (every one crashed or ended as an error); 130 Ctrl-C, 143 SIGTERM
+(both stop the run cleanly; the same command resumes). See docs/run.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -53,6 +57,15 @@ def _header(prepared: PreparedRun, err: Console) -> None:
     if warning and not cfg.offline_default:
         err.print(
             f"warning: the scores of this run are NOT MEANINGFUL: {warning}.",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    previous = prepared.run_dir.lock.previous if prepared.run_dir.lock else None
+    if previous is not None:
+        err.print(
+            f"taking over {cfg.out}: the run that held it ({previous.describe()}) was killed; "
+            "its finished dialogues are kept",
             markup=False,
             highlight=False,
             soft_wrap=True,
@@ -140,6 +153,31 @@ def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
     return 1 if errors or outcome.crashed or prepared.invalid_selected else 0
 
 
+@contextmanager
+def _sigterm_as_sigint() -> Iterator[list[bool]]:
+    """While inside, SIGTERM does what Ctrl-C does (the run stops cleanly: finished dialogues
+    kept, the session marked interrupted); the flag it yields says whether one came."""
+    came = [False]
+
+    def on_term(signum: int, frame: Any) -> None:
+        came[0] = True
+        handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is in flight
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        yield came
+        return
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
     from empathos.run.config import load_run_config
     from empathos.run.progress import RunProgress
@@ -147,25 +185,30 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
 
     err = Console(stderr=True)
     config = load_run_config(config_path, cli)
-    prepared = prepare_run(config, force=force)
-    _header(prepared, err)
-    outcome = None
-    status: Literal["completed", "interrupted", "failed"] = "failed"
-    try:
-        plan = prepared.plan
-        with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
-            outcome = asyncio.run(execute(prepared, progress))
-        status = "completed"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        err.print(
-            "interrupted: finished dialogues are kept; run the same command to resume",
-            markup=False,
-        )
-        raise
-    finally:
-        code = _report(prepared, outcome) if outcome else 1
-        close_session(prepared, outcome, status)
+    with _sigterm_as_sigint() as terminated:
+        prepared = prepare_run(config, force=force)
+        _header(prepared, err)
+        outcome = None
+        status: Literal["completed", "interrupted", "failed"] = "failed"
+        try:
+            plan = prepared.plan
+            with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
+                outcome = asyncio.run(execute(prepared, progress))
+            status = "completed"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            signal_name = "SIGTERM" if terminated[0] else "Ctrl-C"
+            err.print(
+                f"interrupted ({signal_name}): {len(prepared.outcome.rows)} dialogue(s) finished "
+                "in this session are kept; run the same command to resume",
+                markup=False,
+            )
+            if terminated[0]:
+                raise typer.Exit(143) from None
+            raise
+        finally:
+            code = _report(prepared, outcome) if outcome else 1
+            close_session(prepared, prepared.outcome, status)
     return code
 
 

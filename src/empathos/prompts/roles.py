@@ -38,13 +38,13 @@ def user_prompt(
     history: Sequence[blocks.Turn] = (),
     language: str | None = None,
 ) -> RenderedPrompt:
-    """The user agent's prompt: its card, only the released stages and memories, the latest
-    guidance, and the chat with its own lines as "me"."""
+    """The user agent's prompt: its card (without the memory periods), only the released
+    stages and memories, the latest guidance, and the chat with its own lines as "me"."""
     lang = language or scenario.labels.language
     return render(
         "user",
         lang,
-        persona=blocks.persona_card(scenario, lang),
+        persona=blocks.persona_card(scenario, lang, memories=False),
         revealed_story=blocks.revealed_story(scenario, released_stages, lang, newest=newest_stage),
         memories=blocks.memories(scenario, memories, lang, newest=newest_memory),
         guidance=guidance.strip()

@@ -164,14 +164,20 @@ async def run_jobs(
     concurrency: int,
     progress: ProgressSink,
     crash_record: CrashFn | None = None,
+    outcome: RunOutcome | None = None,
 ) -> RunOutcome:
     """Run ``jobs`` with at most ``concurrency`` in flight; write and index each as it ends.
+
+    ``outcome`` (a new one if not given) is filled as dialogues end, so a caller that is
+    interrupted still knows what this session finished.
 
     An unexpected exception in one dialogue (a bug, never a model failure: those come back
     as ``error`` records) is reported and, with ``crash_record``, recorded as that function's
     ``error`` record (the exception's type and message); the others go on. On cancellation
-    (Ctrl-C) the dialogues in flight are dropped and the finished ones stay."""
-    outcome = RunOutcome()
+    (Ctrl-C) the dialogues in flight are dropped and the finished ones stay. ``outcome``
+    (default: a new one) is filled as dialogues end, so a caller interrupted mid-run can
+    still count what finished."""
+    outcome = RunOutcome() if outcome is None else outcome
     gate = asyncio.Semaphore(concurrency)
 
     def keep(job: Job, result: DialogueRecord | StoredRecord) -> IndexRow:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -68,6 +69,8 @@ class PreparedRun:
     clients: list[ModelClient]
     cache: ResponseCache | None
     unreadable: list[RecordError] = field(default_factory=list)
+    outcome: RunOutcome = field(default_factory=RunOutcome)
+    """What this session has finished so far (filled as dialogues end, Ctrl-C or not)."""
 
     @property
     def invalid_selected(self) -> list[ScenarioError]:
@@ -153,6 +156,28 @@ def sandbox_config(config: RunConfig) -> SandboxConfig:
     )
 
 
+def _utc(stamp: str) -> datetime:
+    when = datetime.fromisoformat(stamp)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _settle_killed(sessions: list[Session], rows: dict[str, IndexRow]) -> list[Session]:
+    """Earlier sessions still marked ``running`` were killed (we hold the directory's lock,
+    so none is running): mark them ``interrupted``, counting the dialogues they finished
+    from the index (a record's time is its dialogue's start)."""
+    out: list[Session] = []
+    for session in sessions:
+        if session.status == "running":
+            start = _utc(session.started_at)
+            mine = [r for r in rows.values() if _utc(r.finished_at) >= start]
+            errors = sum(r.status == "error" for r in mine)
+            session = session.model_copy(
+                update={"status": "interrupted", "ran": len(mine), "errors": errors}
+            )
+        out.append(session)
+    return out
+
+
 def _scenario_infos(scenarios: list[Scenario]) -> dict[str, ScenarioInfo]:
     return {
         s.id: ScenarioInfo(
@@ -172,6 +197,7 @@ def _new_manifest(
     infos: dict[str, ScenarioInfo],
     prompts: list[PromptInfo],
     invalid: list[ScenarioError],
+    rows: dict[str, IndexRow],
 ) -> Manifest:
     if old is not None:  # keep the scenarios of earlier sessions on record
         infos = {**{s.id: s for s in old.scenarios}, **infos}
@@ -186,7 +212,10 @@ def _new_manifest(
         prompts=prompts,
         scenarios=list(infos.values()),
         skipped_scenarios=[e.line() for e in invalid],
-        sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
+        sessions=[
+            *_settle_killed(old.sessions if old else [], rows),
+            Session(started_at=now, status="running"),
+        ],
         score_warning=config.score_warning(),
     )
 
@@ -214,18 +243,24 @@ def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
     assert config.out is not None
     out = Path(config.out)
     run_dir = open_run_dir(out, fingerprint, force=force)
-    unreadable = run_dir.reconcile()
-    plan = plan_jobs(scenarios, config.trials, run_dir, retry_errors=config.retry_errors)
-    cache = None
-    if any(config.role(r).cache for r in ("user", "director", "judge", "model_under_test")):
-        cache = ResponseCache(config.cache_path or out / "cache.sqlite")
-    roles, clients = build_roles(config, cache)
-    manifest = _new_manifest(config, read_manifest(out), fingerprint, infos, prompts, invalid)
-    if release is not None:
-        manifest.versions["empa"] = release.version
-    manifest.sessions[-1].planned = plan.total
-    manifest.sessions[-1].skipped = len(plan.finished)
-    write_manifest(manifest, out)
+    try:
+        unreadable = run_dir.reconcile()
+        plan = plan_jobs(scenarios, config.trials, run_dir, retry_errors=config.retry_errors)
+        cache = None
+        if any(config.role(r).cache for r in ("user", "director", "judge", "model_under_test")):
+            cache = ResponseCache(config.cache_path or out / "cache.sqlite")
+        roles, clients = build_roles(config, cache)
+        manifest = _new_manifest(
+            config, read_manifest(out), fingerprint, infos, prompts, invalid, run_dir.rows()
+        )
+        if release is not None:
+            manifest.versions["empa"] = release.version
+        manifest.sessions[-1].planned = plan.total
+        manifest.sessions[-1].skipped = len(plan.finished)
+        write_manifest(manifest, out)
+    except BaseException:
+        run_dir.close()  # releases the directory's lock
+        raise
     return PreparedRun(
         config, scenarios, invalid, run_dir, manifest, plan, roles, clients, cache, unreadable
     )
@@ -276,6 +311,7 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
             concurrency=prepared.config.concurrency,
             progress=progress,
             crash_record=crashed,
+            outcome=prepared.outcome,
         )
     finally:
         for client in prepared.clients:

@@ -67,9 +67,10 @@ class StepInfo(BaseModel):
     evaluated: bool = Field(description="The judge rated a window at this turn.")
     scored: bool | None = Field(description="The evaluation was scored (None: no evaluation).")
     reward_valid: bool = Field(
-        description="False when the evaluation was unscored: the reward is NaN, not a value."
+        description="False when the turn is unscored (no evaluation at this turn, or an "
+        "unscored one): the reward is NaN, not a value."
     )
-    unscored_reason: str | None = Field(description="Why the evaluation is unscored.")
+    unscored_reason: str | None = Field(description="Why the turn is unscored.")
     ratings: Ratings = Field(description="The judge's ratings at this turn (empty if none).")
     packet: StatePacket | None = Field(description="The EPM state packet after this turn.")
     termination: Termination | None = Field(description="How the dialogue ended, if it did.")
@@ -91,8 +92,10 @@ class EmpathyEnv:
     - ``distance`` (default): d(P_{t-1}) - d(P_t), the decrease of the half-space distance;
     - ``delta_e``: the energy increment delta_E_t.
 
-    A turn without an evaluation (K > 1) gets 0.0: the state did not move. An unscored
-    evaluation gets NaN with ``info.reward_valid`` false, never a silent 0.
+    A turn without an evaluation (K > 1) is unscored: nobody judged it, so its reward is NaN
+    with ``info.reward_valid`` false (its effect is in the reward of the next evaluation,
+    which rates the whole window). An unscored evaluation is NaN the same way. Never a
+    silent 0.
     """
 
     def __init__(
@@ -265,10 +268,11 @@ class EmpathyEnv:
         cfg = self.epm_config
         state = state.with_reply(reply, finish_reason=finish_reason)
         t = state.turn
-        info = StepInfo(turn=t, evaluated=False, scored=None, reward_valid=True,
-                        unscored_reason=None, ratings={}, packet=None, termination=None,
+        info = StepInfo(turn=t, evaluated=False, scored=None, reward_valid=False,
+                        unscored_reason=f"no evaluation at this turn (eval_every={cfg.eval_every})",
+                        ratings={}, packet=None, termination=None,
                         director_action=None)  # fmt: skip
-        reward, term = 0.0, None
+        reward, term = math.nan, None
         if t % cfg.eval_every == 0 or t >= cfg.max_turns:
             state, reward, info = await self._evaluate(state, info)
             term = check_termination(current_epm(state), cfg)
