@@ -7,7 +7,7 @@ import sys
 import typer
 
 from empathos import __version__
-from empathos.cli import report, rl, run, scenarios, score, serve
+from empathos.cli import report, rl, run, scenarios, score, serve, validate
 from empathos.errors import EmpathosError
 
 __all__ = ["app", "main", "version_cmd"]
@@ -24,6 +24,7 @@ score.register(app)
 report.register(app)
 run.register(app)
 serve.register(app)
+validate.register(app)
 app.add_typer(scenarios.app, name="scenarios")
 app.add_typer(rl.app, name="rl")
 
