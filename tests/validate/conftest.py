@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from validate_helpers import write_runs  # noqa: E402
+from validate_helpers import write_runs
 
 
 @pytest.fixture(scope="session")

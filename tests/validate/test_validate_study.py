@@ -21,8 +21,8 @@ from empathos.validate.study import rescore_epmq
 
 
 def judge(handler: str, model: str | None = None) -> JudgeSpec:
-    endpoint = RoleEndpoint(kind="scripted", model=model or handler, handler=f"{HANDLERS}:{handler}")
-    return JudgeSpec(endpoint)
+    spec = f"{HANDLERS}:{handler}"
+    return JudgeSpec(RoleEndpoint(kind="scripted", model=model or handler, handler=spec))
 
 
 def study(
@@ -35,12 +35,11 @@ def study(
     **options: Any,
 ) -> dict[str, Any]:
     opts = StudyOptions(**{"pairs": 24, "resamples": 500, "agreement_dialogues": 0, **options})
-    return asyncio.run(
-        run_validation(
-            paths, scenarios=["builtin"], judge=spec, judge_b=judge_b,
-            self_temperature=self_temperature, options=opts, cache_path=cache,
-        )  # fmt: skip
-    )
+    run = run_validation(
+        paths, scenarios=["builtin"], judge=spec, judge_b=judge_b,
+        self_temperature=self_temperature, options=opts, cache_path=cache,
+    )  # fmt: skip
+    return asyncio.run(run)
 
 
 def row(doc: dict[str, Any], pert: str, subset: str, scorer: str) -> dict[str, Any]:

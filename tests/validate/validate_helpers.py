@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from validate_handlers import REPLIES
+
 from empathos.epm import EPMConfig
 from empathos.records import IndicatorRating, Turn, record_from_ratings, write_record
 from empathos.rubric import EMPATHY_RUBRIC
 from empathos.scenarios import Axis, PriorityLevel, Scenario, load_builtin
-from validate_handlers import REPLIES
 
 HANDLERS = Path(__file__).parent / "validate_handlers.py"
 N_TURNS = 5

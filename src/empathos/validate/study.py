@@ -54,9 +54,11 @@ __all__ = [
     "StudyOptions",
     "SummaryRow",
     "Verdict",
+    "pick_dialogues",
     "rescore_epmq",
     "run_agreement",
     "run_perturbations",
+    "scorer_names",
     "summarize",
     "verdict",
 ]
@@ -277,7 +279,7 @@ def _row(
 def summarize(pairs: Sequence[PairResult], options: StudyOptions) -> list[SummaryRow]:
     """The table. Persona flip: the pairs whose original move was aligned (delta_E > 0, the
     paper's population), then the others apart. Sycophancy: all kinds pooled, then each."""
-    scorers = [s for s in SCORERS if s != "direct" or options.direct]
+    scorers = scorer_names(options)
     rows: list[SummaryRow] = []
     flips = [p for p in pairs if p.perturbation == "persona_flip"]
     for subset, chosen in (
