@@ -64,16 +64,17 @@ def test_records_without_known_scenarios_are_an_input_error(runs: Path, tmp_path
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the offline model on a shared CPU
 def test_offline_judge_runs_end_to_end_and_says_it_is_too_small(runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "offline"
     res = validate(
-        runs / "model-a", "--out", out, "--pairs", "2", "--sycophancy", "affect", "--no-direct",
+        runs / "model-a", "--out", out, "--pairs", "1", "--sycophancy", "affect", "--no-direct",
         "--agreement-dialogues", "0", "--resamples", "200", timeout=1500,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "too small to be a meaningful judge" in res.stdout
     doc = json.loads((out / "validate.json").read_text(encoding="utf-8"))
     assert doc["judge"]["kind"] == "offline"
-    assert doc["sample"]["points"] == 2 and doc["sample"]["pairs"] == 4
-    assert doc["sample"]["judge_calls"] == 6  # 2 points x (original, flipped, affect)
+    assert doc["sample"]["points"] == 1 and doc["sample"]["pairs"] == 2
+    assert doc["sample"]["judge_calls"] == 3  # original, flipped, affect
     assert any("too small" in w for w in doc["warnings"])

@@ -12,7 +12,7 @@ from validate_helpers import HANDLERS
 
 from empathos.records import load_records
 from empathos.run.config import RoleEndpoint
-from empathos.scenarios import load_builtin
+from empathos.scenarios import load_builtin, load_scenarios
 from empathos.scoring.dialogues import dialogue_scores
 from empathos.validate import JudgeSpec, StudyOptions, run_validation
 from empathos.validate.points import eval_points
@@ -32,11 +32,12 @@ def study(
     judge_b: JudgeSpec | None = None,
     self_temperature: float | None = None,
     cache: Path | None = None,
+    scenarios: str | Path = "builtin",
     **options: Any,
 ) -> dict[str, Any]:
     opts = StudyOptions(**{"pairs": 24, "resamples": 500, "agreement_dialogues": 0, **options})
     run = run_validation(
-        paths, scenarios=["builtin"], judge=spec, judge_b=judge_b,
+        paths, scenarios=[scenarios], judge=spec, judge_b=judge_b,
         self_temperature=self_temperature, options=opts, cache_path=cache,
     )  # fmt: skip
     return asyncio.run(run)
@@ -129,3 +130,38 @@ def test_stored_ratings_reproduce_the_stored_trajectory(runs: Path) -> None:
             dE, _ = epm_delta(p.stored_levels, p.P_prev, p.v_star0, p.config)
             assert dE == pytest.approx(p.stored_delta_E)
         assert rescore_epmq(pts, [dict(p.stored_levels) for p in pts]) == pytest.approx(want)
+
+
+def test_published_results_are_matched_and_rebuilt(empa_sample: Path) -> None:
+    """On the published sample: every record finds its scenario in the published layout and
+    each point's stored ratings give back the stored delta_E at the rebuilt state."""
+    loaded, bad = load_records([empa_sample / "results"])
+    assert loaded and not bad
+    found = load_scenarios(empa_sample)
+    dialogues, missing = eval_points(loaded, {s.id: s for s in found.scenarios})
+    assert not missing and len(dialogues) == len(loaded)
+    checked = 0
+    for pts in dialogues:
+        for p in pts:
+            if p.stored_delta_E is None:
+                continue
+            dE, _ = epm_delta(p.stored_levels, p.P_prev, p.v_star0, p.config)
+            assert dE == pytest.approx(p.stored_delta_E, abs=0.011)
+            checked += 1
+    assert checked > 100
+    doc = study(
+        [empa_sample / "results"], judge("persona_sensitive"), scenarios=empa_sample, pairs=6
+    )
+    assert doc["sample"]["points"] == 6 and doc["inputs"]["missing_scenarios"] == []
+
+
+def test_rubric_only_score_ties_where_the_epm_sees_the_moved_credit(runs: Path) -> None:
+    """The paper's ablation: when a flip moves credit between axes, the rubric-only sum is
+    unchanged (ties) while the EPM's persona-weighted direction registers the move."""
+    doc = study([runs / "model-a"], judge("credit_mover"), direct=False)
+    rubric = row(doc, "persona_flip", "aligned", "rubric")
+    epm = row(doc, "persona_flip", "aligned", "epm")
+    assert rubric["n"] == epm["n"] >= 10
+    assert rubric["tie_rate"] == 1.0 and rubric["verdict"] == "insensitive"
+    assert epm["tie_rate"] < 0.5
+    assert not any(r["scorer"] == "direct" for r in doc["table"])

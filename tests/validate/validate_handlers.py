@@ -123,3 +123,16 @@ def random_judge(request: ChatRequest) -> Reply:
     if request.schema_name == "DirectRating":
         return {"rating": rng.randint(1, 10), "reason": "dice"}
     return auto_reply(request)
+
+
+def credit_mover(request: ChatRequest) -> Reply:
+    """Any reply with substance earns level 2 on whichever axis the persona ranks highest
+    (high, else the first medium): a flip moves the credit to another axis without changing
+    its total."""
+    text = _prompt(request)
+    if request.schema_name == "MDEPForm":
+        pri = _priorities(text)
+        top = [a for a in "CAP" if pri[a] == "high"] or [a for a in "CAP" if pri[a] == "medium"]
+        prog = {top[0]: 2} if top and _addressed(_reply(text)) else {}
+        return _form(prog, {})
+    return auto_reply(request)

@@ -57,7 +57,8 @@ def _turns(record: DialogueRecord, lo: int, hi: int) -> list[BlockTurn]:
 
 
 def dialogue_points(loaded: LoadedRecord, scenario: Scenario) -> list[EvalPoint]:
-    """Every scored evaluation of the record whose evaluated turn has a reply, in turn order."""
+    """Every scored evaluation of the record with a level for each MDEP indicator and a reply
+    at its turn, in turn order (an imported evaluation with missing ratings is skipped)."""
     rec = loaded.record
     lang = scenario.labels.language
     v_star0 = tuple(float(x) for x in ideal_direction(list(rec.initial_state.P)))
@@ -68,7 +69,8 @@ def dialogue_points(loaded: LoadedRecord, scenario: Scenario) -> list[EvalPoint]
     for ev in rec.evaluations:
         turn = by_index.get(ev.turn)
         levels = {k: r.level for k, r in ev.ratings.items() if r.level is not None}
-        if ev.scored and turn is not None and turn.assistant and len(levels) == len(ev.ratings):
+        complete = set(levels) == {ind.key for ind in rec.rubric.mdep}
+        if ev.scored and turn is not None and turn.assistant and complete:
             window = _turns(rec, since, ev.turn)
             out.append(
                 EvalPoint(
