@@ -18,6 +18,7 @@ from typing import Any
 from empathos import __version__
 from empathos.errors import InputError
 from empathos.llm import ResponseCache, build_model
+from empathos.llm.config import redact_url
 from empathos.llm.offline import OFFLINE_MODEL_ID
 from empathos.records import load_records
 from empathos.records.io import write_text_atomic
@@ -69,7 +70,7 @@ class JudgeSpec:
         return {
             "name": e.model,
             "kind": e.kind,
-            "base_url": e.base_url,
+            "base_url": redact_url(e.base_url),
             "api_key_env": e.api_key_env,
             "handler": e.handler,
             "sampling": e.sampling(),
