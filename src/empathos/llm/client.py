@@ -49,7 +49,16 @@ __all__ = ["SAMPLING_KEYS", "Backend", "ModelClient", "concurrency_limit"]
 T = TypeVar("T", bound=BaseModel)
 A = TypeVar("A")
 SAMPLING_KEYS = frozenset(
-    {"temperature", "top_p", "max_tokens", "presence_penalty", "frequency_penalty", "seed"}
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "presence_penalty",
+        "frequency_penalty",
+        "seed",
+        "repetition_penalty",
+        "no_repeat_ngram",
+    }
 )
 
 _LIMITS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
@@ -233,6 +242,7 @@ class ModelClient:
         key = self._key(kind, request) if self.cache is not None else None
         hit = self._from_cache(key, accept, call)
         if hit is not None:
+            call.record.flags = list(hit[1].flags)
             return hit[0], call.finish(self.config), hit[1]
         try:
             value, reply = await self._ask(request, accept, call, reask=reask)
@@ -244,6 +254,7 @@ class ModelClient:
             raise
         if self.cache is not None and key is not None:
             self.cache.put(key, reply.model_dump_json())
+        call.record.flags = list(reply.flags)
         return value, call.finish(self.config), reply
 
     async def _ask(

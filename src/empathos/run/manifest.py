@@ -198,6 +198,8 @@ def fingerprint_parts(config: RunConfig, system_prompt_version: str) -> dict[str
             "handler": ep.handler,
             "sampling": ep.sampling(),
         }
+        if ep.resolved_prompt_style() != "full":  # full-style runs keep their old fingerprint
+            shaping["prompt_style"] = ep.resolved_prompt_style()
         parts[f"roles.{role}"] = shaping
     parts.update(
         max_turns=config.max_turns,

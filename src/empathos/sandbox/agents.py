@@ -19,12 +19,22 @@ from typing import Literal, Protocol, TypeVar, cast
 from pydantic import BaseModel
 
 from empathos.errors import ModelCallError
-from empathos.llm import CallRecord, ChatModel, Message, ToolDef, ToolSpec, record_of
+from empathos.llm import (
+    CallRecord,
+    ChatModel,
+    Message,
+    ToolDef,
+    ToolSpec,
+    as_messages,
+    prompt_style_of,
+    record_of,
+)
 from empathos.prompts import (
     RenderedPrompt,
     director_prompt,
     judge_iedr_prompt,
     judge_mdep_prompt,
+    user_messages,
     user_prompt,
 )
 from empathos.prompts.director_tools import DIRECTOR_TOOLS
@@ -95,6 +105,8 @@ def call_record(
     }
     if rec.error_type:
         meta["error_type"] = rec.error_type
+    if rec.flags:
+        meta["flags"] = list(rec.flags)
     if output is not None:
         meta["output"] = output
     return ModelCallRecord(
@@ -153,12 +165,16 @@ async def _chat(
 
 
 class UserAgent:
-    """The simulated person: writes the next user line."""
+    """The simulated person: writes the next user line.
+
+    Its prompt style follows its model's endpoint config (compact on the bundled model): the
+    compact prompt is a system message followed by the chat as chat messages."""
 
     role = "user"
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
+        self.style = prompt_style_of(model)
 
     async def act(
         self, view: UserView, state: DialogueState
@@ -173,8 +189,13 @@ class UserAgent:
             guidance=view.guidance,
             history=view.history,
             language=view.language,
+            style=self.style,
         )
-        return await _chat(self.model, state, _prompt_messages(prompt), prompt, view.turn)
+        if self.style == "compact":
+            msgs = as_messages(user_messages(prompt, view.history))
+        else:
+            msgs = _prompt_messages(prompt)
+        return await _chat(self.model, state, msgs, prompt, view.turn)
 
 
 class TestedAgent:
@@ -210,6 +231,7 @@ class JudgeAgent:
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
+        self.style = prompt_style_of(model)
 
     async def act(
         self, view: JudgeView, state: DialogueState
@@ -217,7 +239,7 @@ class JudgeAgent:
         """Ratings by indicator key (IEDR or MDEP, per ``view.kind``)."""
         schema: type[IEDRForm] | type[MDEPForm]
         if view.kind == "iedr":
-            prompt = judge_iedr_prompt(view.scenario, language=view.language)
+            prompt = judge_iedr_prompt(view.scenario, language=view.language, style=self.style)
             schema = IEDRForm
         else:
             prompt = judge_mdep_prompt(
@@ -226,6 +248,7 @@ class JudgeAgent:
                 window=view.window,
                 k=view.k,
                 language=view.language,
+                style=self.style,
             )
             schema = MDEPForm
         msgs = _prompt_messages(prompt)
@@ -274,6 +297,7 @@ class DirectorAgent:
     def __init__(self, model: ChatModel | None, *, reveal_every: int = 3) -> None:
         self.model = model
         self.reveal_every = reveal_every
+        self.style = prompt_style_of(model)
 
     async def act(
         self, view: DirectorView, state: DialogueState
@@ -291,6 +315,7 @@ class DirectorAgent:
             min_turns=view.min_turns,
             max_turns=view.max_turns,
             language=view.language,
+            style=self.style,
         )
         msgs = _prompt_messages(prompt)
         try:
