@@ -145,7 +145,10 @@ class ModelClient:
     ) -> StructuredResult[T]:
         """A reply validated against ``schema`` (repair, then re-ask, then ModelOutputError)."""
         json_schema = json_schema_of(schema)
-        msgs = with_instruction(as_messages(messages), schema_instruction(json_schema))
+        # compact prompts show the JSON shape themselves; the schema still goes with the request
+        full = self.config.resolved_prompt_style() == "full"
+        instruction = schema_instruction(json_schema, with_schema=full)
+        msgs = with_instruction(as_messages(messages), instruction)
         opts = self.config.structured
         request = self._request(
             msgs,

@@ -39,7 +39,8 @@ def _plain_key(request: ChatRequest) -> tuple[float, float, float, int] | None:
 def _prompt(lm: OfflineModel, request: ChatRequest) -> list[int]:
     messages = request.messages
     if request.tools:
-        messages = with_instruction(messages, tools_instruction(request.tools))
+        # arguments are constrained by their schemas: the prompt names the tools only
+        messages = with_instruction(messages, tools_instruction(request.tools, schemas=False))
     max_new = int(request.params.get("max_tokens", DEFAULT_MAX_TOKENS))
     return lm.prompt_ids([m.model_dump() for m in messages], max_new)
 
