@@ -102,7 +102,7 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
     outcome = None
     status: Literal["completed", "interrupted", "failed"] = "failed"
     try:
-        warm_offline_model(prepared.config, err)
+        warm_offline_model(prepared, err)
         plan = prepared.plan
         with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
             outcome = asyncio.run(execute(prepared, progress))

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from empathos.run.config import RunConfig
     from empathos.run.session import PreparedRun
 
 __all__ = ["print_excerpt", "warm_offline_model"]
@@ -17,11 +16,15 @@ __all__ = ["print_excerpt", "warm_offline_model"]
 _ROLES = ("user", "director", "judge", "model_under_test")
 
 
-def warm_offline_model(config: RunConfig, console: Console) -> None:
-    """Load the bundled model before the progress bar starts, when a role runs on it: a
-    spinner while it loads (the first run converts the GGUF file once), then one line."""
+def warm_offline_model(prepared: PreparedRun, console: Console) -> None:
+    """Load the bundled model before the progress bar starts, when a role runs on it and a
+    dialogue is pending: a spinner while it loads (the first run converts the GGUF file
+    once), then one line."""
+    config = prepared.config
     roles = [r for r in _ROLES if config.role(r).kind == "offline"]
-    if not roles or (config.director_mode == "rules" and roles == ["director"]):
+    if config.director_mode == "rules":
+        roles = [r for r in roles if r != "director"]
+    if not roles or not prepared.plan.pending:
         return
     from empathos.llm.offline import load_offline_model
 

@@ -7,6 +7,7 @@ before reading the scores. Pure: a record in, lines out.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -30,6 +31,18 @@ def pick_dialogue(records: Iterable[LoadedRecord], wanted: Sequence[str]) -> Loa
 def _short(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: max(1, width - 1)].rstrip() + "…"
+
+
+def _wrapped(label: str, text: str, width: int, max_lines: int = 3) -> list[str]:
+    """``label`` and ``text`` wrapped to ``width``, at most ``max_lines`` lines (then '…')."""
+    indent = " " * len(label)
+    lines = textwrap.wrap(" ".join(text.split()) or "-", width=max(20, width - len(label)))
+    if len(lines) > max_lines:
+        lines = [
+            *lines[: max_lines - 1],
+            _short(" ".join(lines[max_lines - 1 :]), width - len(label)),
+        ]
+    return [(label if i == 0 else indent) + line for i, line in enumerate(lines)]
 
 
 def _judge(ev: Evaluation | None, before: float | None) -> str:
@@ -61,15 +74,15 @@ def dialogue_excerpt(
         f"one dialogue ({record.scenario_id}, {len(record.turns)} turn(s), ended: "
         f"{term.kind.value}; {term.reason})"
     )
-    lines = [_short(head, width + 8)]
+    lines = _wrapped("", head, width)
     evaluations = {ev.turn: ev for ev in record.evaluations}
     distance: float | None = record.initial_state.distance
     for turn in record.turns[:turns]:
         ev = evaluations.get(turn.index)
         lines.append(f"  turn {turn.index}")
-        lines.append("    user:  " + _short(turn.user, width))
-        lines.append("    model: " + _short(turn.assistant or "(no reply)", width))
-        lines.append("    judge: " + _short(_judge(ev, distance), width))
+        lines += _wrapped("    user:  ", turn.user, width)
+        lines += _wrapped("    model: ", turn.assistant or "(no reply)", width)
+        lines += _wrapped("    judge: ", _judge(ev, distance), width)
         if ev is not None and ev.scored:
             distance = ev.state.distance
     if len(record.turns) > turns:
