@@ -12,6 +12,7 @@ from empathos.llm.offline.sampling import (
     DEFAULT_REPETITION_PENALTY,
     ECHO_SPAN,
     copied_span,
+    echo_tokens,
     generate_kwargs,
     message_tokens,
     resample_kwargs,
@@ -64,6 +65,8 @@ ECHO = [
     Message(
         role="user",
         content="Repeat this sentence exactly, word for word: the little red boat sailed "
+        "slowly across the quiet lake while the old fisherman sang his favourite song.\n"
+        "Repeat this sentence exactly, word for word: the little red boat sailed "
         "slowly across the quiet lake while the old fisherman sang his favourite song.",
     )
 ]
@@ -75,7 +78,7 @@ def lm() -> OfflineModel:
 
 
 def _echo_len(lm: OfflineModel, text: str) -> bool:
-    tokens = lm.tokenizer.encode(text, add_special_tokens=False)
+    tokens = echo_tokens(lm.tokenizer, text)
     return copied_span(tokens, message_tokens(lm.tokenizer, ECHO)) is not None
 
 

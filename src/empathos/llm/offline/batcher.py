@@ -95,7 +95,7 @@ def _reply(lm: OfflineModel, row: list[int], prompt: list[int], cap: int) -> Raw
 
 
 def _echoes(lm: OfflineModel, reply: RawReply, request: ChatRequest) -> bool:
-    tokens = lm.tokenizer.encode(reply.content or "", add_special_tokens=False)
+    tokens = sampling.echo_tokens(lm.tokenizer, reply.content or "")
     sources = sampling.message_tokens(lm.tokenizer, request.messages)
     return sampling.copied_span(tokens, sources) is not None
 

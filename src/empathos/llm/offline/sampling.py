@@ -24,6 +24,7 @@ __all__ = [
     "RESAMPLE_TEMPERATURE",
     "batch_key",
     "copied_span",
+    "echo_tokens",
     "generate_kwargs",
     "message_tokens",
     "resample_kwargs",
@@ -97,9 +98,15 @@ def copied_span(
     return None
 
 
+def echo_tokens(tokenizer: Any, text: str) -> list[int]:
+    """``text`` as tokens for echo detection: lower-cased, with a leading space, so that a
+    copied phrase matches whatever its case and its place in the sentence."""
+    return list(tokenizer.encode(" " + text.lower(), add_special_tokens=False))
+
+
 def message_tokens(tokenizer: Any, messages: Sequence[Message]) -> list[list[int]]:
-    """Each message's content as tokens (no chat template), the sources of an echo."""
-    return [list(tokenizer.encode(m.content, add_special_tokens=False)) for m in messages]
+    """Each message's content as echo tokens (no chat template), the sources of an echo."""
+    return [echo_tokens(tokenizer, m.content) for m in messages]
 
 
 def trim_to_sentence(text: str) -> str:
