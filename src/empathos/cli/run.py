@@ -120,11 +120,13 @@ def _failed(prepared: PreparedRun, outcome: RunOutcome, err: Console) -> None:
 
 
 def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
+    from empathos.cli.run_console import print_excerpt
     from empathos.report import leaderboard_table
     from empathos.run.session import run_leaderboard
 
     err = Console(stderr=True)
     board, errors = run_leaderboard(prepared)
+    print_excerpt(prepared, err)
     if board:
         Console(width=max(Console().width, _TABLE_WIDTH)).print(leaderboard_table(board))
     if errors:
@@ -179,6 +181,7 @@ def _sigterm_as_sigint() -> Iterator[list[bool]]:
 
 
 def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
+    from empathos.cli.run_console import warm_offline_model
     from empathos.run.config import load_run_config
     from empathos.run.progress import RunProgress
     from empathos.run.session import close_session, execute, prepare_run
@@ -191,6 +194,7 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
         outcome = None
         status: Literal["completed", "interrupted", "failed"] = "failed"
         try:
+            warm_offline_model(prepared, err)
             plan = prepared.plan
             with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
                 outcome = asyncio.run(execute(prepared, progress))

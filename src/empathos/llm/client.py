@@ -50,7 +50,16 @@ __all__ = ["SAMPLING_KEYS", "Backend", "ModelClient", "concurrency_limit"]
 T = TypeVar("T", bound=BaseModel)
 A = TypeVar("A")
 SAMPLING_KEYS = frozenset(
-    {"temperature", "top_p", "max_tokens", "presence_penalty", "frequency_penalty", "seed"}
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "presence_penalty",
+        "frequency_penalty",
+        "seed",
+        "repetition_penalty",
+        "no_repeat_ngram",
+    }
 )
 
 _LIMITS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
@@ -146,7 +155,10 @@ class ModelClient:
     ) -> StructuredResult[T]:
         """A reply validated against ``schema`` (repair, then re-ask, then ModelOutputError)."""
         json_schema = json_schema_of(schema)
-        msgs = with_instruction(as_messages(messages), schema_instruction(json_schema))
+        # compact prompts show the JSON shape themselves; the schema still goes with the request
+        full = self.config.resolved_prompt_style() == "full"
+        instruction = schema_instruction(json_schema, with_schema=full)
+        msgs = with_instruction(as_messages(messages), instruction)
         opts = self.config.structured
         request = self._request(
             msgs,
@@ -272,6 +284,7 @@ class ModelClient:
         key = self._key(kind, request) if self.cache is not None else None
         hit = self._from_cache(key, accept, call)
         if hit is not None:
+            call.record.flags = list(hit[1].flags)
             return hit[0], call.finish(self.config), hit[1]
         try:
             value, reply = await self._ask(request, accept, call, reask=reask)
@@ -283,6 +296,7 @@ class ModelClient:
             raise
         if self.cache is not None and key is not None:
             self.cache.put(key, reply.model_dump_json())
+        call.record.flags = list(reply.flags)
         return value, call.finish(self.config), reply
 
     async def _ask(

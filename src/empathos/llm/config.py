@@ -23,12 +23,17 @@ _OFFLINE_MODEL_ID = "smollm2-135m-instruct"
 
 __all__ = [
     "EndpointConfig",
+    "PromptStyleName",
     "RetryConfig",
     "StructuredConfig",
     "check_base_url",
+    "prompt_style_of",
     "redact_url",
     "resolve_api_key",
 ]
+
+PromptStyleName = Literal["full", "compact"]
+_OFFLINE_ONLY = ("repetition_penalty", "no_repeat_ngram")
 
 
 class RetryConfig(BaseModel):
@@ -144,6 +149,25 @@ class EndpointConfig(BaseModel):
     presence_penalty: float | None = Field(None, ge=-2.0, le=2.0, description="Presence penalty.")
     frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0, description="Frequency penalty.")
     seed: int | None = Field(None, description="Sampling seed, where the endpoint supports it.")
+    repetition_penalty: float | None = Field(
+        None,
+        ge=1.0,
+        le=2.0,
+        description="kind 'offline' only: divides the scores of tokens already in the prompt "
+        "or the reply (1.0: off). None: the offline default for free text (1.15).",
+    )
+    no_repeat_ngram: int | None = Field(
+        None,
+        ge=0,
+        le=16,
+        description="kind 'offline' only: no n-gram of this size appears twice in a free-text "
+        "reply (0: off). None: the offline default (3).",
+    )
+    prompt_style: Literal["auto", "full", "compact"] = Field(
+        "auto",
+        description="Prompt templates of this role: 'full', 'compact' (a few sentences, for "
+        "small local models) or 'auto' (compact on the bundled offline model, else full).",
+    )
     timeout_s: float = Field(60.0, gt=0.0, description="Timeout of one HTTP attempt, seconds.")
     max_concurrency: int = Field(
         16, ge=1, le=4096, description="Calls in flight at once on this endpoint (named limit)."
@@ -194,7 +218,16 @@ class EndpointConfig(BaseModel):
             raise ValueError("base_url is required when kind is 'openai'")
         if self.kind != "local" and (self.path is not None or self.adapter is not None):
             raise ValueError("path and adapter are only used with kind 'local'")
+        for name in _OFFLINE_ONLY:
+            if self.kind == "openai" and getattr(self, name) is not None:
+                raise ValueError(f"{name} is only used by kind 'offline' (the bundled model)")
         return self
+
+    def resolved_prompt_style(self) -> PromptStyleName:
+        """The prompt style this endpoint's role uses ('auto' resolved)."""
+        if self.prompt_style == "auto":
+            return "compact" if self.kind == "offline" else "full"
+        return self.prompt_style
 
     def limit_name(self) -> str:
         """The name of this endpoint's concurrency limit."""
@@ -209,6 +242,7 @@ class EndpointConfig(BaseModel):
             "presence_penalty",
             "frequency_penalty",
             "seed",
+            *_OFFLINE_ONLY,
         )
         out: dict[str, float | int] = {}
         for name in fields:
@@ -240,3 +274,10 @@ def redact_url(url: str | None) -> str | None:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def prompt_style_of(model: object) -> PromptStyleName:
+    """The prompt style of a role's model: its endpoint config's, else 'full' (a ChatModel
+    without an :class:`EndpointConfig`, such as a test double, gets the full prompts)."""
+    config = getattr(model, "config", None)
+    return config.resolved_prompt_style() if isinstance(config, EndpointConfig) else "full"

@@ -134,6 +134,11 @@ class RawReply(BaseModel):
     input_tokens: int = Field(0, ge=0, description="Prompt tokens counted by the backend.")
     output_tokens: int = Field(0, ge=0, description="Completion tokens counted by the backend.")
     finish_reason: str | None = Field(None, description="Why generation stopped.")
+    flags: list[str] = Field(
+        default_factory=list,
+        description="Notes from the backend, e.g. 'echo_resampled' (the first reply copied its "
+        "prompt and was sampled again), 'echo' (the kept reply still copies its prompt).",
+    )
 
 
 class CallRecord(BaseModel):
@@ -160,6 +165,9 @@ class CallRecord(BaseModel):
     cache_hit: bool = Field(False, description="Served from the response cache.")
     error: str | None = Field(None, description="Why the call failed; None on success.")
     error_type: str | None = Field(None, description="Class name of the error, if failed.")
+    flags: list[str] = Field(
+        default_factory=list, description="The backend's notes on the accepted reply."
+    )
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,10 @@ __all__ = [
     "director_story",
     "indicator_list",
     "memories",
+    "memory_text",
     "persona_card",
     "priorities",
+    "revealed_stage_numbers",
     "revealed_story",
     "transcript",
 ]
@@ -165,6 +167,11 @@ def condensed_profile(scenario: Scenario, language: str) -> str:
     )
 
 
+def revealed_stage_numbers(scenario: Scenario, stages: Iterable[int]) -> list[int]:
+    """The stage numbers, sorted and checked to be 1..len(stages) (ValueError otherwise)."""
+    return _check_stages(scenario, stages)
+
+
 def _check_stages(scenario: Scenario, stages: Iterable[int]) -> list[int]:
     out = sorted(set(stages))
     bad = [s for s in out if not 1 <= s <= len(scenario.story.stages)]
@@ -188,6 +195,11 @@ def revealed_story(
         if index == newest:
             lines.append(_f(language, "stage.new"))
     return "\n".join(lines)
+
+
+def memory_text(scenario: Scenario, period: str) -> str:
+    """The text of one memory period (ValueError for an unknown period)."""
+    return _memory_text(scenario, period)
 
 
 def _memory_text(scenario: Scenario, period: str) -> str:

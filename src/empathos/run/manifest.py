@@ -213,6 +213,8 @@ def fingerprint_parts(config: RunConfig, system_prompt_version: str) -> dict[str
             "handler": ep.handler,
             "sampling": ep.sampling(),
         }
+        if ep.resolved_prompt_style() != "full":  # full-style runs keep their old fingerprint
+            shaping["prompt_style"] = ep.resolved_prompt_style()
         parts[f"roles.{role}"] = shaping
     if config.on_empty != "reply":  # only when set, so that older run directories resume
         parts["on_empty"] = config.on_empty

@@ -52,7 +52,13 @@ __all__ = [
     "select_scenarios",
 ]
 
-_TEMPLATE_ROLES = ("user", "director", "judge_iedr", "judge_mdep")
+# Template role -> the config role whose endpoint decides its prompt style.
+_TEMPLATE_ROLES = {
+    "user": "user",
+    "director": "director",
+    "judge_iedr": "judge",
+    "judge_mdep": "judge",
+}
 
 
 @dataclass
@@ -127,10 +133,11 @@ def _languages(config: RunConfig, scenarios: list[Scenario]) -> list[str]:
 def _prompts(config: RunConfig, languages: list[str]) -> list[PromptInfo]:
     out: list[PromptInfo] = []
     for lang in languages:
-        for role in _TEMPLATE_ROLES:
-            tpl = load_template(role, lang)
+        for role, owner in _TEMPLATE_ROLES.items():
+            tpl = load_template(role, lang, config.role(owner).resolved_prompt_style())
             out.append(PromptInfo(role=role, language=lang, id=tpl.id, version=tpl.version))
-        mut = model_under_test_prompt(config.system_prompt, lang)
+        style = config.role("model_under_test").resolved_prompt_style()
+        mut = model_under_test_prompt(config.system_prompt, lang, style)
         out.append(
             PromptInfo(
                 role="model_under_test",

@@ -16,12 +16,20 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar, cast
 
 from empathos.errors import ModelCallError
-from empathos.llm import CallRecord, ChatModel, Message, record_of
+from empathos.llm import (
+    CallRecord,
+    ChatModel,
+    Message,
+    as_messages,
+    prompt_style_of,
+    record_of,
+)
 from empathos.prompts import (
     RenderedPrompt,
     director_prompt,
     judge_iedr_prompt,
     judge_mdep_prompt,
+    user_messages,
     user_prompt,
 )
 from empathos.records import IndicatorRating, ModelCallRecord
@@ -93,6 +101,8 @@ def call_record(
     }
     if rec.error_type:
         meta["error_type"] = rec.error_type
+    if rec.flags:
+        meta["flags"] = list(rec.flags)
     if output is not None:
         meta["output"] = output
     return ModelCallRecord(
@@ -151,12 +161,16 @@ async def _chat(
 
 
 class UserAgent:
-    """The simulated person: writes the next user line."""
+    """The simulated person: writes the next user line.
+
+    Its prompt style follows its model's endpoint config (compact on the bundled model): the
+    compact prompt is a system message followed by the chat as chat messages."""
 
     role = "user"
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
+        self.style = prompt_style_of(model)
 
     async def act(
         self, view: UserView, state: DialogueState
@@ -171,8 +185,13 @@ class UserAgent:
             guidance=view.guidance,
             history=view.history,
             language=view.language,
+            style=self.style,
         )
-        return await _chat(self.model, state, _prompt_messages(prompt), prompt, view.turn)
+        if self.style == "compact":
+            msgs = as_messages(user_messages(prompt, view.history))
+        else:
+            msgs = _prompt_messages(prompt)
+        return await _chat(self.model, state, msgs, prompt, view.turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +249,7 @@ class JudgeAgent:
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
+        self.style = prompt_style_of(model)
 
     async def act(
         self, view: JudgeView, state: DialogueState
@@ -237,7 +257,7 @@ class JudgeAgent:
         """Ratings by indicator key (IEDR or MDEP, per ``view.kind``)."""
         schema: type[IEDRForm] | type[MDEPForm]
         if view.kind == "iedr":
-            prompt = judge_iedr_prompt(view.scenario, language=view.language)
+            prompt = judge_iedr_prompt(view.scenario, language=view.language, style=self.style)
             schema = IEDRForm
         else:
             prompt = judge_mdep_prompt(
@@ -246,6 +266,7 @@ class JudgeAgent:
                 window=view.window,
                 k=view.k,
                 language=view.language,
+                style=self.style,
             )
             schema = MDEPForm
         msgs = _prompt_messages(prompt)
@@ -275,6 +296,7 @@ class DirectorAgent:
     def __init__(self, model: ChatModel | None, *, reveal_every: int = 3) -> None:
         self.model = model
         self.reveal_every = reveal_every
+        self.style = prompt_style_of(model)
 
     async def act(
         self, view: DirectorView, state: DialogueState
@@ -292,6 +314,7 @@ class DirectorAgent:
             min_turns=view.min_turns,
             max_turns=view.max_turns,
             language=view.language,
+            style=self.style,
         )
         msgs = _prompt_messages(prompt)
         try:

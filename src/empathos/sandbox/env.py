@@ -27,7 +27,7 @@ from empathos.epm import (
     init_state,
 )
 from empathos.errors import ConfigError
-from empathos.llm import Message
+from empathos.llm import Message, prompt_style_of
 from empathos.prompts import RenderedPrompt, model_under_test_prompt
 from empathos.records import DialogueRecord, IndicatorRating, InitialDeficit
 from empathos.rubric import EMPATHY_RUBRIC, p0_from_iedr
@@ -149,7 +149,8 @@ class EmpathyEnv:
     async def reset(self, scenario: Scenario, seed: int = 0) -> list[Message]:
         """Start a dialogue: P_0 (stored, else the judge's IEDR) and turn 1's user line."""
         language = self.config.language or scenario.labels.language
-        self.system_prompt = model_under_test_prompt(self.config.system_prompt, language)
+        style = prompt_style_of(self.roles.tested) if self.roles.tested is not None else "full"
+        self.system_prompt = model_under_test_prompt(self.config.system_prompt, language, style)
         self._seed, self._last_eval, self._seen_calls = seed, 0, 0
         self._started = datetime.now(UTC).isoformat()
         state = DialogueState(scenario=scenario, language=language, epm_config=self.epm_config)
