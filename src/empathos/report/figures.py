@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any, cast
 
 import matplotlib
 
@@ -28,6 +29,8 @@ __all__ = [
     "leaderboard_plot",
     "radar_plot",
     "save_figures",
+    "save_summary_figures",
+    "save_trajectory_figures",
     "trajectory_plot",
 ]
 
@@ -109,10 +112,11 @@ class _TrajectoryCanvas:
     def __init__(self) -> None:
         self.fig = plt.figure(figsize=(12, 3.4))
         # fixed places (no tight_layout: it draws the figure once more to measure it)
-        self.ax3 = self.fig.add_axes((0.0, 0.08, 0.25, 0.8), projection="3d")
+        # Axes3D and Line3D: matplotlib's 3-D toolkit has no type hints
+        self.ax3 = cast(Any, self.fig.add_axes((0.0, 0.08, 0.25, 0.8), projection="3d"))
         self.axes = [self.fig.add_axes((0.335 + 0.24 * k, 0.16, 0.175, 0.7)) for k in range(3)]
         empty = np.full(1, np.nan)
-        self.lines3 = {
+        self.lines3: dict[str, Any] = {
             o: self.ax3.plot(empty, empty, empty, color=c, linewidth=0.8)[0]
             for o, c in (*OUTCOME_COLOURS.items(), ("error", _ERROR_COLOUR))
         }
@@ -121,13 +125,14 @@ class _TrajectoryCanvas:
              for o, line in self.lines3.items()}
             for ax in self.axes
         ]  # fmt: skip
-        start = {"color": "#222", "marker": "o", "markersize": 1.5, "linestyle": "none"}
-        self.start3 = self.ax3.plot(empty, empty, empty, **start)[0]
-        self.start2 = [ax.plot(empty, empty, **start)[0] for ax in self.axes]
-        self.regions = [
-            ax.add_patch(Rectangle((-1, -1), 1, 1, color="#2a9d4b", alpha=0.12))
-            for ax in self.axes
+        dot = "o"  # start points: markers only
+        self.start3: Any = self.ax3.plot(empty, empty, empty, dot, color="#222", markersize=1.5)[0]
+        self.start2 = [
+            ax.plot(empty, empty, dot, color="#222", markersize=1.5)[0] for ax in self.axes
         ]
+        self.regions = [Rectangle((-1, -1), 1, 1, color="#2a9d4b", alpha=0.12) for _ in self.axes]
+        for ax, region in zip(self.axes, self.regions, strict=True):
+            ax.add_patch(region)
         self.ax3.set_xlabel("C")
         self.ax3.set_ylabel("A")
         self.ax3.set_zlabel("P")
@@ -184,6 +189,11 @@ def _slug(name: str) -> str:
 
 def save_figures(data: ReportData, out: Path) -> list[Path]:
     """Write every figure as PNG and SVG under ``out``; returns the files written."""
+    return save_summary_figures(data, out) + save_trajectory_figures(data, out)
+
+
+def save_summary_figures(data: ReportData, out: Path) -> list[Path]:
+    """The leaderboard, the three radars and the heatmap, as PNG and SVG under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     figs: list[tuple[str, Figure]] = [("leaderboard", leaderboard_plot(data))]
     figs += [(f"radar_{g}", radar_plot(data, g)) for g in GROUPINGS]
@@ -191,6 +201,13 @@ def save_figures(data: ReportData, out: Path) -> list[Path]:
     written: list[Path] = []
     for name, fig in figs:
         written += _save(fig, out, name)
+    return written
+
+
+def save_trajectory_figures(data: ReportData, out: Path) -> list[Path]:
+    """``trajectories_<model>`` for every model, as PNG and SVG under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
     if data.model_names:
         canvas = _TrajectoryCanvas()
         for m in data.model_names:

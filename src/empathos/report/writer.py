@@ -1,8 +1,9 @@
 """Writing a report directory: ``index.html``, ``figures/`` (PNG, SVG) and ``tables/``.
 
-The figures (matplotlib, most of the work) are drawn in a second process while this one
-builds the page, so a report uses two cores: on Linux, a worker forked once the numbers are
-computed; elsewhere they are drawn after the page, in this process.
+The figures (matplotlib) are much of the work, so a report uses two cores: on Linux a worker,
+forked once the numbers are computed, draws the trajectories (one figure per model) while this
+process builds the page and then draws the summary figures. Elsewhere this process draws them
+all after the page.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from empathos.records import LoadedRecord
 from empathos.records.io import write_text_atomic
 from empathos.report.data import ReportData, build_report_data
 from empathos.report.exports import leaderboard_csv_ci, leaderboard_latex, leaderboard_markdown
-from empathos.report.figures import save_figures
+from empathos.report.figures import (
+    save_figures,
+    save_summary_figures,
+    save_trajectory_figures,
+)
 from empathos.report.html import pack_dialogues, render_html
 
 __all__ = ["write_report"]
@@ -46,8 +51,8 @@ def write_report(
     """Score ``loaded`` and write the report into ``out``; returns what it showed.
 
     ``timings``, when given, receives the CPU seconds of the phases: ``data`` (scores and
-    intervals), ``page`` (this process after that: the page and the tables) and ``figures``
-    (the figure worker, or this process when drawn here)."""
+    intervals), ``page`` (the page and the tables), ``figures`` (the summary figures, or all
+    of them without a worker) and ``worker`` (the worker's trajectory figures)."""
     t0 = time.process_time()
     data = build_report_data(loaded, labels, config, preset=preset)
     t1 = time.process_time()
@@ -61,7 +66,9 @@ def write_report(
     )
     try:
         job: Future[list[Path]] | None = (
-            pool.submit(save_figures, data, out / "figures") if pool is not None else None
+            pool.submit(save_trajectory_figures, data, out / "figures")
+            if pool is not None
+            else None
         )
         by_key = {(x.model_name, str(x.path)): x.record for x in loaded}
         details = pack_dialogues(
@@ -76,14 +83,15 @@ def write_report(
         write_text_atomic(tables / "leaderboard.csv", leaderboard_csv_ci(data))
         t2 = time.process_time()
         if job is not None:
+            save_summary_figures(data, out / "figures")
             job.result()
+        elif figures:
+            save_figures(data, out / "figures")
+        t3 = time.process_time()
     finally:
         if pool is not None:
             pool.shutdown()
-    figures_cpu = _children_cpu() - children0
-    if figures and not fork:
-        save_figures(data, out / "figures")
-        figures_cpu = time.process_time() - t2
     if timings is not None:
-        timings.update(data=t1 - t0, page=t2 - t1, figures=figures_cpu)
+        timings.update(data=t1 - t0, page=t2 - t1, figures=t3 - t2)
+        timings["worker"] = _children_cpu() - children0
     return data
