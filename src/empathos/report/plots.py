@@ -44,6 +44,7 @@ def page_template() -> dict[str, Any]:
 
 def _plain(fig: go.Figure) -> Figure:
     out: Figure = fig.to_plotly_json()
+    out["layout"].pop("template", None)  # plotly's default; the page applies page_template()
     return out
 
 
