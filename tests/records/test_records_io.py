@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from empathos.epm import TerminationKind
 from empathos.errors import RecordError
 from empathos.records import (
+    SCHEMA_VERSION,
     DialogueRecord,
     detect_format,
     load_records,
@@ -112,7 +113,7 @@ def test_own_record_round_trips_atomically(tmp_path: Path) -> None:
     path = write_record(own, tmp_path / "run" / "a.json")
     assert [p.name for p in path.parent.iterdir()] == ["a.json"]  # no temp file left
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert detect_format(data) == "empathos" and data["schema_version"] == 1
+    assert detect_format(data) == "empathos" and data["schema_version"] == SCHEMA_VERSION
     assert read_record(path) == own
 
 
@@ -208,3 +209,17 @@ def test_corrupted_published_files_fail_with_a_record_error_only(data: st.DataOb
         record_from_data(doc, file=Path("corrupt.json"))
     except RecordError as exc:
         assert exc.line().startswith("corrupt.json")
+
+
+def test_version_1_record_still_reads_and_new_fields_default(tmp_path: Path) -> None:
+    """A record written before version 2 (no empty-reply, error or warning fields) loads."""
+    rec = record_from_data(make_published([GOOD, GOOD]), file=tmp_path / "x.json")
+    data = rec.model_copy(update={"source": "empathos"}).model_dump(mode="json")
+    data["schema_version"] = 1
+    for key in ("error", "score_warning"):
+        del data[key]
+    for turn in data["turns"]:
+        del turn["finish_reason"], turn["empty_reply"]
+    back = read_record(_write(tmp_path / "v1.json", data))
+    assert back.schema_version == 1 and back.error is None and back.score_warning is None
+    assert all(not t.empty_reply and t.finish_reason is None for t in back.turns)

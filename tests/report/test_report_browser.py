@@ -4,6 +4,9 @@ and the leaderboard on the page shows `empathos score`'s numbers."""
 
 from __future__ import annotations
 
+import base64
+import bz2
+import random
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +17,7 @@ from report_helpers import empathos, score_json
 
 from empathos.examples import examples_dir
 from empathos.records import read_record
+from empathos.report.assets import BUNZIP2
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api")
@@ -101,3 +105,36 @@ def test_published_sample_report_in_chromium(
     n_turns = page.evaluate("document.querySelectorAll('#dlg-view .line.user').length")
     assert n_turns >= 12
     assert errors == []
+
+
+def test_the_pages_bzip2_decoder_matches_python(browser: Any) -> None:
+    """The page unpacks dialogues with its own bzip2 decoder: it must return exactly what
+    Python's ``bz2`` packed, for runs (both run-length steps), every byte value, incompressible
+    data, several 900 kB blocks and concatenated streams."""
+    rng = random.Random(7)
+    cases = {
+        "empty": b"",
+        "one byte": b"x",
+        "runs": b"a" * 1000 + b"b" * 255 + b"c" * 256 + b"d" * 4 + b"e" * 5 + b"f" * 3,
+        "every byte": bytes(range(256)) * 40,
+        "random": rng.randbytes(200_000),
+        "blocks": "".join(rng.choice("评估共情 abc\n") for _ in range(700_000)).encode(),
+    }
+    page = browser.new_page()
+    page.set_content(f"<script>{BUNZIP2}</script>")
+    decode = (
+        "b64 => { const bin = atob(b64), a = new Uint8Array(bin.length);"
+        " for (let i = 0; i < bin.length; i++) a[i] = bin.charCodeAt(i);"
+        " const out = window.bunzip2(a); let s = '';"
+        " for (let i = 0; i < out.length; i += 8192)"
+        "   s += String.fromCharCode.apply(null, out.subarray(i, i + 8192));"
+        " return btoa(s); }"
+    )
+    for name, raw in cases.items():
+        packed = bz2.compress(raw, 1 if name == "blocks" else 9)
+        got = page.evaluate(decode, base64.b64encode(packed).decode())
+        assert base64.b64decode(got) == raw, name
+    two = bz2.compress(b"first stream ", 9) + bz2.compress(b"second stream", 9)
+    got = page.evaluate(decode, base64.b64encode(two).decode())
+    assert base64.b64decode(got) == b"first stream second stream"
+    page.close()

@@ -18,8 +18,15 @@ from empathos.errors import ConfigError
 from empathos.rl import advantages as adv_mod
 from empathos.rl.advantages import register_estimator
 from empathos.rl.batch import AdvantageConfig, AdvantageResult, TurnBatch
-from empathos.rl.compare import CompareConfig, aggregate, interval, run_compare, write_outputs
-from empathos.rl.trainer import TrainConfig, train
+from empathos.rl.compare import (
+    CompareConfig,
+    aggregate,
+    interval,
+    rate_interval,
+    run_compare,
+    write_outputs,
+)
+from empathos.rl.trainer import TrainConfig, TrainResult, train
 
 TINY = TrainConfig(steps=4, scenarios_per_step=4, eval_personas=8, eval_every=2)
 
@@ -134,3 +141,29 @@ def test_cli_compare_unusable_out_fails_before_training(tmp_path: Path) -> None:
     assert run.stderr.strip().startswith(f"error: {taken}: --out: cannot create")
     assert "SIMULATION" not in run.stdout  # nothing was trained
     assert taken.read_text(encoding="utf-8") == "not a folder"
+
+
+def _result(success: float) -> TrainResult:
+    ev = {"success": [0.0, success], "epmq": [50.0, 60.0], "final_distance": [9.0, 8.0]}
+    return TrainResult(train={}, eval_steps=[0, 10], eval=ev)
+
+
+def test_rate_intervals_stay_inside_their_range() -> None:
+    # rates near 0 over few seeds: a t-interval would reach below 0
+    runs = {
+        "grpo": [_result(s) for s in (0.05, 0.0, 0.0, 0.0)],
+        "mapo_dialogue": [_result(s) for s in (0.0, 0.0, 0.0, 0.05)],
+        "turn_only": [_result(s) for s in (1.0, 1.0, 0.95, 1.0)],
+    }
+    rows = {r["estimator"]: r for r in aggregate(runs)}
+    for row in rows.values():
+        for metric in ("success", "auc_success"):
+            summary = row[metric]
+            assert 0.0 <= summary["low"] <= summary["mean"] <= summary["high"] <= 1.0, row
+    for name in ("mapo_dialogue", "turn_only"):
+        diff = rows[name]["success_minus_grpo"]
+        assert -1.0 <= diff["low"] <= diff["mean"] <= diff["high"] <= 1.0
+    s = rate_interval([0.0, 0.0, 0.0, 0.05])
+    assert s.low == 0.0 and s.high <= 0.05  # within the smallest and largest value
+    assert rate_interval([0.3, 0.3]).low == 0.3  # no spread: a point
+    assert math.isnan(rate_interval([0.3]).low)  # one seed: no interval

@@ -47,7 +47,7 @@ def test_state_moves_by_judged_levels_through_the_epm_core() -> None:
     rng = np.random.default_rng(3)
     personas = sample_personas(rng, 64)
     env = SimEnv(personas.p0, personas.threshold, SimConfig(judge_fail=0.2), rng)
-    for a in np.random.default_rng(4).integers(0, len(STRATEGIES), size=(10, 64)):
+    for a in np.random.default_rng(4).integers(0, len(STRATEGIES), size=(20, 64)):
         before, live = env.P.copy(), env.active.copy()
         out = env.step(a)
         v = action_vectors(out.levels, EMPATHY_RUBRIC)
@@ -115,3 +115,42 @@ def test_judge_noise_perturbs_levels() -> None:
     assert len({tuple(row) for row in levels}) > 3
     agree = (levels == quiet).mean()
     assert 0.6 < agree < 1.0  # mostly the true level, not always
+
+
+def _r2(features: np.ndarray, target: np.ndarray) -> float:
+    """Share of the variance of ``target`` a least-squares linear read of ``features`` explains."""
+    x = np.c_[features, np.ones(len(features))]
+    coef, *_ = np.linalg.lstsq(x, target, rcond=None)
+    resid = target - x @ coef
+    return float(1.0 - resid.var(axis=0).sum() / target.var(axis=0).sum())
+
+
+def test_the_policy_does_not_see_the_hidden_state() -> None:
+    rng = np.random.default_rng(11)
+    personas = sample_personas(rng, 2000)
+    env = SimEnv(personas.p0, personas.threshold, SimConfig(), rng)
+    first = env.observation()
+    assert first.shape == (env.n, sim.OBS_DIM)
+    assert (first == first[0]).all()  # nothing said yet: every persona looks the same
+    for a in rng.integers(0, len(STRATEGIES), size=(6, env.n)):
+        env.step(a)
+    obs = env.observation()
+    # P_0, P_t and the threshold are not readable off the observation (with them in it, as
+    # features or linear in it, each of these would be 1.0)
+    assert _r2(obs, env.p0) < 0.5
+    assert _r2(obs, env.P) < 0.7
+    assert _r2(obs, np.eye(3)[env.threshold]) < 0.5
+
+
+def test_the_policy_reads_the_direction_of_its_last_move_with_noise() -> None:
+    def directions(noise: float) -> tuple[np.ndarray, np.ndarray]:
+        env = env_for(SimConfig(obs_noise=noise), n=600, seed=2)
+        out = env.step(np.full(env.n, 6))  # advice: a visible gain on P now
+        true = np.sign(action_vectors(out.levels, EMPATHY_RUBRIC))
+        return env.observation()[:, :3], true
+
+    seen, true = directions(0.0)
+    np.testing.assert_array_equal(seen, true)
+    seen, true = directions(0.3)
+    wrong = (seen != true).mean()  # a random direction is wrong 2 times in 3
+    assert 0.13 < wrong < 0.27

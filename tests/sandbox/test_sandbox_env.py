@@ -64,7 +64,10 @@ async def test_delta_e_reward_and_k_greater_than_one() -> None:
         rewards.append(reward)
         infos.append(info)
     assert [i.evaluated for i in infos] == [False, True, False, True]
-    assert rewards[0] == 0.0 and rewards[2] == 0.0  # no evaluation: the state did not move
+    # no evaluation: unscored (NaN, not valid), never a 0.0 that reads as "no progress"
+    assert math.isnan(rewards[0]) and math.isnan(rewards[2])
+    assert [i.reward_valid for i in infos] == [False, True, False, True]
+    assert infos[0].unscored_reason and "no evaluation" in infos[0].unscored_reason
     assert rewards[1] == pytest.approx(sum(3 * x for x in v_star))
     assert rewards[3] == pytest.approx(sum(-2 * x for x in v_star))
 

@@ -297,12 +297,13 @@ async def test_memories_reach_the_user_only_once_revealed() -> None:
     )
     script = Script(director_actions={2: memory})
     await run_dialogue(sc, script.roles(), SandboxConfig(min_turns=4, max_turns=4))
-    texts = [r.messages[-1].content for r in script.calls("user")]  # turns 2, 3, 4
-    # the card itself lists the persona's past; the memories block holds only surfaced ones
-    blocks = [section(t, "# Memories on your mind", "# Your inner note") for t in texts]
-    adolescence = sc.persona.experience.adolescence
-    assert [adolescence in b for b in blocks] == [False, True, True]
-    assert not any(sc.persona.experience.childhood in b for b in blocks)
+    # the user's whole prompt (every message), not one block: a memory is nowhere in it
+    # before the director reveals it, so revealing it brings something new to mind
+    texts = ["\n".join(m.content for m in r.messages) for r in script.calls("user")]
+    exp = sc.persona.experience
+    assert [exp.adolescence in t for t in texts] == [False, True, True]  # turns 2, 3, 4
+    for hidden in (exp.childhood, exp.young_adulthood, exp.current_situation):
+        assert not any(hidden in t for t in texts)
 
 
 async def test_published_layout_card_is_used_verbatim() -> None:

@@ -67,7 +67,7 @@ def test_json_keys_are_exactly_the_documented_ones(empa_sample: Path) -> None:
     for row in rows:
         assert list(row) == [
             "model", "n", "successes", "success_rate", "epmq", "outcome", "efficiency",
-            "stability", "indices", "extra",
+            "stability", "indices", "extra", "warnings",
         ]  # fmt: skip
         assert list(row["indices"]) == COLUMNS
         assert "tau_signed" in row["extra"] and "terminations" in row["extra"]

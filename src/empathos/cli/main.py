@@ -7,7 +7,7 @@ import sys
 import typer
 
 from empathos import __version__
-from empathos.cli import report, rl, run, scenarios, score, serve, train
+from empathos.cli import distill, report, rl, run, scenarios, score, serve, train, validate, verl
 from empathos.errors import EmpathosError
 
 __all__ = ["app", "main", "version_cmd"]
@@ -25,8 +25,11 @@ report.register(app)
 run.register(app)
 serve.register(app)
 train.register(app)
+validate.register(app)
 app.add_typer(scenarios.app, name="scenarios")
 app.add_typer(rl.app, name="rl")
+app.add_typer(verl.app, name="verl")
+app.add_typer(distill.app, name="distill")
 
 
 @app.command("version")

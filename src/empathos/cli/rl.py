@@ -33,7 +33,8 @@ def _cell(summary: dict[str, float], scale: float = 1.0, digits: int = 1) -> str
 
 
 def _table(rows: list[dict[str, Any]], label: str) -> Table:
-    table = Table(title=f"{label}\n95% t-intervals over seeds", title_style="bold")
+    title = f"{label}\n95% intervals over seeds: rates bootstrap percentile, others t"
+    table = Table(title=title, title_style="bold")
     for col in (
         "estimator",
         "success %",

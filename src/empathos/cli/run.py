@@ -2,13 +2,18 @@
 
 Exit codes: 0 every selected dialogue finished without error; 1 some dialogue ended as an
 error (recorded apart), crashed, or an invalid scenario the selection could include was
-skipped (not one of named cases, nor past a filled --limit); 2 bad input (config,
-keys, run directory); 130 Ctrl-C (the same command resumes). See docs/run.md.
+skipped (not one of named cases, nor past a filled --limit); 2 bad input (config, keys, run
+directory, or a directory another run holds); 3 the run failed: it ran dialogues and not one
+finished without error (every one crashed or ended as an error); 130 Ctrl-C, 143 SIGTERM
+(both stop the run cleanly; the same command resumes). See docs/run.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -16,6 +21,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
+    from empathos.run.runner import RunOutcome
     from empathos.run.session import PreparedRun
 
 __all__ = ["register"]
@@ -47,6 +53,23 @@ def _header(prepared: PreparedRun, err: Console) -> None:
             markup=False,
             highlight=False,
         )
+    warning = cfg.score_warning()
+    if warning and not cfg.offline_default:
+        err.print(
+            f"warning: the scores of this run are NOT MEANINGFUL: {warning}.",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    previous = prepared.run_dir.lock.previous if prepared.run_dir.lock else None
+    if previous is not None:
+        err.print(
+            f"taking over {cfg.out}: the run that held it ({previous.describe()}) was killed; "
+            "its finished dialogues are kept",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     for problem in prepared.invalid:
         err.print(f"skipped invalid scenario: {problem.line()}", markup=False, highlight=False)
     for bad in prepared.unreadable:
@@ -61,12 +84,49 @@ def _header(prepared: PreparedRun, err: Console) -> None:
         )
 
 
-def _report(prepared: PreparedRun, crashed: int) -> int:
+def _failed(prepared: PreparedRun, outcome: RunOutcome, err: Console) -> None:
+    from empathos.run.session import failure_reason
+
+    out = prepared.config.out
+    err.print(
+        f"run FAILED: {failure_reason(outcome)}; nothing was scored.",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    if outcome.crashed:
+        first = next(iter(outcome.crashed.values()))
+        err.print(
+            f"  a crash is a bug in empathos or its installation (first: {first}). If it names "
+            "a missing module, reinstall: bash scripts/install.sh. Otherwise report it with "
+            f"the error record ({out}/records/*.json: field 'error').",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    if len(outcome.crashed) < outcome.attempted:
+        err.print(
+            "  errors come from the model calls: check each role's base_url, model and key "
+            f"(the reasons are above and in {out}/records).",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    err.print(
+        "  then run the same command again: failed dialogues are retried.",
+        markup=False,
+        highlight=False,
+    )
+
+
+def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
+    from empathos.cli.run_console import print_excerpt
     from empathos.report import leaderboard_table
     from empathos.run.session import run_leaderboard
 
     err = Console(stderr=True)
     board, errors = run_leaderboard(prepared)
+    print_excerpt(prepared, err)
     if board:
         Console(width=max(Console().width, _TABLE_WIDTH)).print(leaderboard_table(board))
     if errors:
@@ -85,36 +145,74 @@ def _report(prepared: PreparedRun, crashed: int) -> int:
         highlight=False,
         soft_wrap=True,
     )
+    warning = prepared.config.score_warning()
+    if board and warning and not prepared.config.offline_default:
+        err.print(f"NOT MEANINGFUL: {warning}.", markup=False, highlight=False, soft_wrap=True)
+    if outcome.failed:
+        _failed(prepared, outcome, err)
+        return 3
     err.print(f"pictures: empathos report {out} --out {out}/report", markup=False, soft_wrap=True)
-    return 1 if errors or crashed or prepared.invalid_selected else 0
+    return 1 if errors or outcome.crashed or prepared.invalid_selected else 0
+
+
+@contextmanager
+def _sigterm_as_sigint() -> Iterator[list[bool]]:
+    """While inside, SIGTERM does what Ctrl-C does (the run stops cleanly: finished dialogues
+    kept, the session marked interrupted); the flag it yields says whether one came."""
+    came = [False]
+
+    def on_term(signum: int, frame: Any) -> None:
+        came[0] = True
+        handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is in flight
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        yield came
+        return
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
+    from empathos.cli.run_console import warm_offline_model
     from empathos.run.config import load_run_config
     from empathos.run.progress import RunProgress
     from empathos.run.session import close_session, execute, prepare_run
 
     err = Console(stderr=True)
     config = load_run_config(config_path, cli)
-    prepared = prepare_run(config, force=force)
-    _header(prepared, err)
-    outcome = None
-    status: Literal["completed", "interrupted", "failed"] = "failed"
-    try:
-        plan = prepared.plan
-        with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
-            outcome = asyncio.run(execute(prepared, progress))
-        status = "completed"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        err.print(
-            "interrupted: finished dialogues are kept; run the same command to resume",
-            markup=False,
-        )
-        raise
-    finally:
-        code = _report(prepared, len(outcome.crashed) if outcome else 0) if outcome else 1
-        close_session(prepared, outcome, status)
+    with _sigterm_as_sigint() as terminated:
+        prepared = prepare_run(config, force=force)
+        _header(prepared, err)
+        outcome = None
+        status: Literal["completed", "interrupted", "failed"] = "failed"
+        try:
+            warm_offline_model(prepared, err)
+            plan = prepared.plan
+            with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
+                outcome = asyncio.run(execute(prepared, progress))
+            status = "completed"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            signal_name = "SIGTERM" if terminated[0] else "Ctrl-C"
+            err.print(
+                f"interrupted ({signal_name}): {len(prepared.outcome.rows)} dialogue(s) finished "
+                "in this session are kept; run the same command to resume",
+                markup=False,
+            )
+            if terminated[0]:
+                raise typer.Exit(143) from None
+            raise
+        finally:
+            code = _report(prepared, outcome) if outcome else 1
+            close_session(prepared, prepared.outcome, status)
     return code
 
 
@@ -140,6 +238,25 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 help="A local Hugging Face causal LM directory (or LoRA adapter) as the model "
                 "under test, in-process (kind: local); 'smollm2-135m-instruct': the bundled one."
+            ),
+        ] = None,
+        roles_model: Annotated[
+            str | None,
+            typer.Option(help="Model id of the user, director and judge (with --roles-base-url)."),
+        ] = None,
+        roles_base_url: Annotated[
+            str | None,
+            typer.Option(help="OpenAI-compatible base URL of the user, director and judge."),
+        ] = None,
+        roles_api_key_env: Annotated[
+            str | None,
+            typer.Option(help="NAME of the env var holding their API key."),
+        ] = None,
+        protocol: Annotated[
+            str | None,
+            typer.Option(
+                help="'empathos' (default: our prompts and loop) or 'empa-release' (the "
+                "published release's own agents and loop, from your installed 'empa')."
             ),
         ] = None,
         scenarios: Annotated[
@@ -183,6 +300,10 @@ def register(app: typer.Typer) -> None:
             "base_url": base_url,
             "api_key_env": api_key_env,
             "policy": policy,
+            "roles_model": roles_model,
+            "roles_base_url": roles_base_url,
+            "roles_api_key_env": roles_api_key_env,
+            "protocol": protocol,
             "scenarios": scenarios,
             "cases": cases,
             "limit": limit,

@@ -16,6 +16,7 @@ from empathos.llm.config import (
     EndpointConfig,
     RetryConfig,
     StructuredConfig,
+    prompt_style_of,
     redact_url,
     resolve_api_key,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "concurrency_limit",
     "fault",
     "json_schema_of",
+    "prompt_style_of",
     "record_of",
     "redact_url",
     "resolve_api_key",

@@ -13,7 +13,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -39,6 +39,7 @@ from empathos.llm.types import (
     RawReply,
     StructuredResult,
     ToolCallResult,
+    ToolDef,
     ToolSpec,
     as_messages,
     json_schema_of,
@@ -49,7 +50,16 @@ __all__ = ["SAMPLING_KEYS", "Backend", "ModelClient", "concurrency_limit"]
 T = TypeVar("T", bound=BaseModel)
 A = TypeVar("A")
 SAMPLING_KEYS = frozenset(
-    {"temperature", "top_p", "max_tokens", "presence_penalty", "frequency_penalty", "seed"}
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "presence_penalty",
+        "frequency_penalty",
+        "seed",
+        "repetition_penalty",
+        "no_repeat_ngram",
+    }
 )
 
 _LIMITS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
@@ -119,24 +129,36 @@ class ModelClient:
         self.cache = cache if config.cache else None
 
     # -- public API -------------------------------------------------------------------
-    async def chat(self, messages: Sequence[MessageLike], **overrides: float | int) -> ChatResult:
-        """A free-text reply."""
+    async def chat(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        allow_empty: bool = False,
+        **overrides: float | int,
+    ) -> ChatResult:
+        """A free-text reply. A reply without text (null content, e.g. a reasoning model that
+        ran out of tokens) fails with ModelOutputError, or is '' with ``allow_empty``; the
+        result carries the endpoint's ``finish_reason`` either way."""
         request = self._request(as_messages(messages), overrides)
 
         def accept(reply: RawReply) -> tuple[str, bool]:
-            if reply.content is None:
-                raise OutputInvalid("the reply holds no text", "")
-            return reply.content, False
+            if reply.content is None and not allow_empty:
+                finish = f" (finish_reason: {reply.finish_reason})" if reply.finish_reason else ""
+                raise OutputInvalid(f"the reply holds no text{finish}", "")
+            return reply.content or "", False
 
-        text, record, _ = await self._run("chat", request, accept, reask=False)
-        return ChatResult(text=text, record=record)
+        text, record, reply = await self._run("chat", request, accept, reask=False)
+        return ChatResult(text=text, record=record, finish_reason=reply.finish_reason)
 
     async def structured(
         self, messages: Sequence[MessageLike], schema: type[T], **overrides: float | int
     ) -> StructuredResult[T]:
         """A reply validated against ``schema`` (repair, then re-ask, then ModelOutputError)."""
         json_schema = json_schema_of(schema)
-        msgs = with_instruction(as_messages(messages), schema_instruction(json_schema))
+        # compact prompts show the JSON shape themselves; the schema still goes with the request
+        full = self.config.resolved_prompt_style() == "full"
+        instruction = schema_instruction(json_schema, with_schema=full)
+        msgs = with_instruction(as_messages(messages), instruction)
         opts = self.config.structured
         request = self._request(
             msgs,
@@ -166,6 +188,35 @@ class ModelClient:
             "tool_call", request, lambda r: validate_tool_call(r, tools), reask=True
         )
         return ToolCallResult(call=value, record=record)
+
+    async def complete(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        json_mode: bool = False,
+        tools: Sequence[ToolDef] = (),
+        tool_choice: Literal["required", "auto"] | None = None,
+        accept: Callable[[RawReply], tuple[RawReply, bool]] | None = None,
+        **overrides: float | int,
+    ) -> tuple[RawReply, CallRecord]:
+        """One call in wire shapes, for adapters that parse replies themselves.
+
+        ``json_mode`` asks for a JSON object (``response_format=json_object``), ``tools`` are
+        offered as they are (``tool_choice`` None: the endpoint's default). The reply comes
+        back unparsed with the call's record; retries, the limit, the cache and the record
+        work as for the other calls. ``accept`` may check a reply (raise
+        :class:`~empathos.llm.structured.OutputInvalid` to re-ask, as structured calls do)."""
+        kind: CallKind = "tool_call" if tools else ("structured" if json_mode else "chat")
+        request = self._request(
+            as_messages(messages),
+            overrides,
+            json_mode=json_mode,
+            tools=list(tools),
+            tool_choice=tool_choice if tools else None,
+        )
+        check = accept or (lambda reply: (reply, False))
+        reply, record, _ = await self._run(kind, request, check, reask=accept is not None)
+        return reply, record
 
     async def aclose(self) -> None:
         """Release the backend's connections (if it holds any)."""
@@ -233,6 +284,7 @@ class ModelClient:
         key = self._key(kind, request) if self.cache is not None else None
         hit = self._from_cache(key, accept, call)
         if hit is not None:
+            call.record.flags = list(hit[1].flags)
             return hit[0], call.finish(self.config), hit[1]
         try:
             value, reply = await self._ask(request, accept, call, reask=reask)
@@ -244,6 +296,7 @@ class ModelClient:
             raise
         if self.cache is not None and key is not None:
             self.cache.put(key, reply.model_dump_json())
+        call.record.flags = list(reply.flags)
         return value, call.finish(self.config), reply
 
     async def _ask(

@@ -10,21 +10,30 @@ sent with every request.
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from empathos.errors import ConfigError
 
+# The id of the bundled offline model (empathos.llm.offline.OFFLINE_MODEL_ID; repeated here so
+# the config does not import the model code; a test checks they agree).
+_OFFLINE_MODEL_ID = "smollm2-135m-instruct"
+
 __all__ = [
     "EndpointConfig",
+    "PromptStyleName",
     "RetryConfig",
     "StructuredConfig",
     "check_base_url",
+    "prompt_style_of",
     "redact_url",
     "resolve_api_key",
 ]
+
+PromptStyleName = Literal["full", "compact"]
+_OFFLINE_ONLY = ("repetition_penalty", "no_repeat_ngram")
 
 
 class RetryConfig(BaseModel):
@@ -124,7 +133,11 @@ class EndpointConfig(BaseModel):
     base_url: str | None = Field(
         None, description="Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1."
     )
-    model: str = Field("smollm2-135m-instruct", description="Model id sent to the endpoint.")
+    model: str = Field(
+        "",
+        description="Model id sent to the endpoint; required when kind is 'openai'. Left "
+        "out: the bundled model's id for 'offline', 'scripted' for 'scripted'.",
+    )
     api_key_env: str | None = Field(
         None,
         description="NAME of the environment variable holding the API key (never the key). "
@@ -136,6 +149,25 @@ class EndpointConfig(BaseModel):
     presence_penalty: float | None = Field(None, ge=-2.0, le=2.0, description="Presence penalty.")
     frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0, description="Frequency penalty.")
     seed: int | None = Field(None, description="Sampling seed, where the endpoint supports it.")
+    repetition_penalty: float | None = Field(
+        None,
+        ge=1.0,
+        le=2.0,
+        description="kind 'offline' only: divides the scores of tokens already in the prompt "
+        "or the reply (1.0: off). None: the offline default for free text (1.15).",
+    )
+    no_repeat_ngram: int | None = Field(
+        None,
+        ge=0,
+        le=16,
+        description="kind 'offline' only: no n-gram of this size appears twice in a free-text "
+        "reply (0: off). None: the offline default (3).",
+    )
+    prompt_style: Literal["auto", "full", "compact"] = Field(
+        "auto",
+        description="Prompt templates of this role: 'full', 'compact' (a few sentences, for "
+        "small local models) or 'auto' (compact on the bundled offline model, else full).",
+    )
     timeout_s: float = Field(60.0, gt=0.0, description="Timeout of one HTTP attempt, seconds.")
     max_concurrency: int = Field(
         16, ge=1, le=4096, description="Calls in flight at once on this endpoint (named limit)."
@@ -159,13 +191,43 @@ class EndpointConfig(BaseModel):
             check_base_url(value)
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _default_model(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("model"):
+            return data
+        kind = data.get("kind", "openai")
+        if kind == "openai":
+            raise ValueError(
+                "model is required when kind is 'openai' (the model id at the endpoint, "
+                "as its /v1/models lists it)"
+            )
+        return {**data, "model": cls._default_model_id(kind, data)}
+
+    @classmethod
+    def _default_model_id(cls, kind: str, data: dict[str, Any]) -> str:
+        """The recorded model id of an endpoint given without one."""
+        if kind == "local":
+            path = str(data.get("path") or "").rstrip("/")
+            return path.rsplit("/", 1)[-1] or "local-policy"
+        return _OFFLINE_MODEL_ID if kind == "offline" else "scripted"
+
     @model_validator(mode="after")
     def _needs_url(self) -> EndpointConfig:
         if self.kind == "openai" and not self.base_url:
             raise ValueError("base_url is required when kind is 'openai'")
         if self.kind != "local" and (self.path is not None or self.adapter is not None):
             raise ValueError("path and adapter are only used with kind 'local'")
+        for name in _OFFLINE_ONLY:
+            if self.kind == "openai" and getattr(self, name) is not None:
+                raise ValueError(f"{name} is only used by kind 'offline' (the bundled model)")
         return self
+
+    def resolved_prompt_style(self) -> PromptStyleName:
+        """The prompt style this endpoint's role uses ('auto' resolved)."""
+        if self.prompt_style == "auto":
+            return "compact" if self.kind == "offline" else "full"
+        return self.prompt_style
 
     def limit_name(self) -> str:
         """The name of this endpoint's concurrency limit."""
@@ -180,6 +242,7 @@ class EndpointConfig(BaseModel):
             "presence_penalty",
             "frequency_penalty",
             "seed",
+            *_OFFLINE_ONLY,
         )
         out: dict[str, float | int] = {}
         for name in fields:
@@ -211,3 +274,10 @@ def redact_url(url: str | None) -> str | None:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def prompt_style_of(model: object) -> PromptStyleName:
+    """The prompt style of a role's model: its endpoint config's, else 'full' (a ChatModel
+    without an :class:`EndpointConfig`, such as a test double, gets the full prompts)."""
+    config = getattr(model, "config", None)
+    return config.resolved_prompt_style() if isinstance(config, EndpointConfig) else "full"

@@ -53,6 +53,11 @@ _OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}
 # apply, calls are spread over up to _MAX_POOLS pools of about _POOL_SIZE connections each.
 _POOL_SIZE = 16
 _MAX_POOLS = 8
+# Idle connections are dropped after this long: under the 5 s idle timeout of uvicorn-based
+# servers (vLLM, SGLang, empathos serve), so a connection the server is closing is never
+# reused (the SDK's 5 s equals theirs: a call sent on a connection the server is closing
+# fails without the server having seen it).
+_KEEPALIVE_S = 4.0
 
 
 def _plain_http(base_url: str) -> bool:
@@ -64,16 +69,31 @@ def _plain_http(base_url: str) -> bool:
     return parts.scheme == "http" and parts.username is None and not {"http", "all"} & set(proxies)
 
 
+def _timeout(config: EndpointConfig) -> Any:
+    """``timeout_s`` for connecting, sending and waiting on the server, and no limit on the
+    wait for a connection of our own pool: a timeout measures the server, never our queue.
+    (The endpoint's named limit in the model client admits at most ``max_concurrency`` calls
+    and the pools have room for all of them, so that wait is short; under overload calls
+    queue before the limit, and the run slows down instead of losing dialogues.)"""
+    return sdk_http.Timeout(config.timeout_s, pool=None)
+
+
+def _limits(config: EndpointConfig, keepalive: int) -> Any:
+    """Room for every call the endpoint's limit admits; ``keepalive`` idle ones kept."""
+    # The SDK's own Limits type (httpx or httpx2, depending on the SDK version).
+    return type(openai.DEFAULT_CONNECTION_LIMITS)(
+        max_connections=config.max_concurrency,
+        max_keepalive_connections=keepalive,
+        keepalive_expiry=_KEEPALIVE_S,
+    )
+
+
 def _pooled_http(config: EndpointConfig, pools: int, tls: ssl.SSLContext) -> Any:
     """The SDK's HTTP client with its own pool: room for every call in flight (no call ever
     waits for a connection), keeping alive its share of them. ``tls`` is the default TLS
     context, made once and shared (loading the CA bundle costs ~20 ms per client)."""
-    # The SDK's own Limits type (httpx or httpx2, depending on the SDK version).
-    limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
-        max_connections=config.max_concurrency,
-        max_keepalive_connections=-(-config.max_concurrency // pools),
-    )
-    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=config.timeout_s, verify=tls)
+    limits = _limits(config, -(-config.max_concurrency // pools))
+    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=_timeout(config), verify=tls)
 
 
 def split_query(base_url: str) -> tuple[str, dict[str, str]]:
@@ -89,7 +109,9 @@ def _sdk_clients(config: EndpointConfig, api_key: str | None) -> list[openai.Asy
     assert config.base_url is not None
     base_url, query = split_query(config.base_url)
     if _plain_http(config.base_url):
-        http_clients = [openai.DefaultAioHttpClient(timeout=config.timeout_s)]
+        # aiohttp's pool keeps every idle connection up to its limit (no keep-alive count)
+        limits = _limits(config, config.max_concurrency)
+        http_clients = [openai.DefaultAioHttpClient(timeout=_timeout(config), limits=limits)]
     else:
         pools = min(_MAX_POOLS, -(-config.max_concurrency // _POOL_SIZE))  # ceil division
         tls = sdk_http.create_ssl_context()  # what each client would make for itself
@@ -100,7 +122,7 @@ def _sdk_clients(config: EndpointConfig, api_key: str | None) -> list[openai.Asy
             default_query=query or None,
             api_key=api_key or _NO_KEY,
             max_retries=0,
-            timeout=config.timeout_s,
+            timeout=_timeout(config),
             http_client=http,
         )
         for http in http_clients
@@ -173,7 +195,9 @@ class OpenAIBackend:
                     "schema": request.response_schema,
                 },
             }
-        elif (request.response_schema is not None or request.json_mode) and fmt == "json_object":
+        elif (request.response_schema is not None and fmt == "json_object") or (
+            request.json_mode and fmt in ("json_schema", "json_object")  # no schema to send
+        ):
             kwargs["response_format"] = {"type": "json_object"}
         return kwargs
 

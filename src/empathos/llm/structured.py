@@ -43,24 +43,31 @@ class OutputInvalid(Exception):
         super().__init__(reason)
 
 
-def schema_instruction(schema: dict[str, Any]) -> str:
-    """The instruction that asks for one JSON object following ``schema``."""
+def schema_instruction(schema: dict[str, Any], *, with_schema: bool = True) -> str:
+    """The instruction that asks for one JSON object following ``schema``.
+
+    ``with_schema=False``: the sentence alone, for compact prompts that show the shape
+    themselves (the JSON schema of a judge form is about 900 tokens)."""
+    if not with_schema:
+        return "Reply with one JSON object and nothing else."
     return (
         "Reply with one JSON object and nothing else. It must follow this JSON schema:\n"
         + json.dumps(schema, ensure_ascii=False)
     )
 
 
-def tools_instruction(tools: Sequence[ToolDef]) -> str:
-    """The instruction that asks for exactly one tool call as a JSON object."""
+def tools_instruction(tools: Sequence[ToolDef], *, schemas: bool = True) -> str:
+    """The instruction that asks for exactly one tool call as a JSON object (``schemas=False``:
+    each tool's name and description only)."""
     lines = [
         "Call exactly one of these tools. Reply with one JSON object and nothing else: "
         '{"name": <tool name>, "arguments": <object following the tool\'s schema>}.',
     ]
     for tool in tools:
+        schema = json.dumps(tool.parameters, ensure_ascii=False)
         lines.append(
-            f"- {tool.name}: {tool.description} "
-            f"arguments schema: {json.dumps(tool.parameters, ensure_ascii=False)}"
+            f"- {tool.name}: {tool.description}"
+            + (f" arguments schema: {schema}" if schemas else "")
         )
     return "\n".join(lines)
 

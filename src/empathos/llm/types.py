@@ -134,6 +134,11 @@ class RawReply(BaseModel):
     input_tokens: int = Field(0, ge=0, description="Prompt tokens counted by the backend.")
     output_tokens: int = Field(0, ge=0, description="Completion tokens counted by the backend.")
     finish_reason: str | None = Field(None, description="Why generation stopped.")
+    flags: list[str] = Field(
+        default_factory=list,
+        description="Notes from the backend, e.g. 'echo_resampled' (the first reply copied its "
+        "prompt and was sampled again), 'echo' (the kept reply still copies its prompt).",
+    )
 
 
 class CallRecord(BaseModel):
@@ -160,14 +165,18 @@ class CallRecord(BaseModel):
     cache_hit: bool = Field(False, description="Served from the response cache.")
     error: str | None = Field(None, description="Why the call failed; None on success.")
     error_type: str | None = Field(None, description="Class name of the error, if failed.")
+    flags: list[str] = Field(
+        default_factory=list, description="The backend's notes on the accepted reply."
+    )
 
 
 @dataclass(frozen=True)
 class ChatResult:
-    """A plain chat reply."""
+    """A plain chat reply (``text`` is '' for an accepted empty reply, see ``allow_empty``)."""
 
     text: str
     record: CallRecord
+    finish_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -202,8 +211,15 @@ class ChatModel(Protocol):
 
     role: str
 
-    async def chat(self, messages: Sequence[MessageLike], **overrides: float | int) -> ChatResult:
-        """A free-text reply."""
+    async def chat(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        allow_empty: bool = False,
+        **overrides: float | int,
+    ) -> ChatResult:
+        """A free-text reply; with ``allow_empty`` a reply without text (null content) is
+        accepted as '' instead of failing."""
         ...
 
     async def structured(

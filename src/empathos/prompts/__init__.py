@@ -8,6 +8,8 @@ returned ``RenderedPrompt.id`` and ``.version`` with every call.
 from empathos.prompts.render import (
     LANGUAGES,
     ROLES,
+    STYLES,
+    PromptStyle,
     PromptTemplate,
     RenderedPrompt,
     Role,
@@ -19,12 +21,15 @@ from empathos.prompts.roles import (
     judge_iedr_prompt,
     judge_mdep_prompt,
     model_under_test_prompt,
+    user_messages,
     user_prompt,
 )
 
 __all__ = [
     "LANGUAGES",
     "ROLES",
+    "STYLES",
+    "PromptStyle",
     "PromptTemplate",
     "RenderedPrompt",
     "Role",
@@ -34,5 +39,6 @@ __all__ = [
     "load_template",
     "model_under_test_prompt",
     "render",
+    "user_messages",
     "user_prompt",
 ]

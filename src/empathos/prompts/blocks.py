@@ -25,8 +25,10 @@ __all__ = [
     "director_story",
     "indicator_list",
     "memories",
+    "memory_text",
     "persona_card",
     "priorities",
+    "revealed_stage_numbers",
     "revealed_story",
     "transcript",
 ]
@@ -71,7 +73,7 @@ def priorities(scenario: Scenario, language: str) -> str:
     return "\n".join(lines)
 
 
-def _experience_lines(scenario: Scenario, language: str) -> list[str]:
+def _experience_lines(scenario: Scenario, language: str, *, memories: bool) -> list[str]:
     exp = scenario.persona.experience
     pairs = (
         ("childhood", exp.childhood),
@@ -83,18 +85,29 @@ def _experience_lines(scenario: Scenario, language: str) -> list[str]:
         ("vision", exp.vision),
     )
     return [
-        f"- {_f(language, f'period.{key}')}{_sep(language)}{text}" for key, text in pairs if text
+        f"- {_f(language, f'period.{key}')}{_sep(language)}{text}"
+        for key, text in pairs
+        if text and (memories or key not in MEMORY_PERIODS)
     ]
 
 
-def persona_card(scenario: Scenario, language: str) -> str:
-    """The persona card the user agent plays (never the hidden story).
+def persona_card(scenario: Scenario, language: str, *, memories: bool = True) -> str:
+    """The persona card (never the hidden story).
 
     A published-layout scenario uses its verbatim card; ours is rendered in the second
-    person from the structured fields.
+    person from the structured fields. With ``memories=False`` (the user agent's card) the
+    memory periods (:data:`MEMORY_PERIODS`) are left out, so that only the director's
+    ``reveal_memory`` brings one to mind (in the memories block); a verbatim card has each
+    period's text replaced by a note that it is not on the persona's mind yet.
     """
     if scenario.raw_persona_prompt:
-        return scenario.raw_persona_prompt.strip()
+        card = scenario.raw_persona_prompt.strip()
+        if not memories:
+            for period in MEMORY_PERIODS:
+                text = _memory_text(scenario, period).strip()
+                if text:
+                    card = card.replace(text, _f(language, "memory.held_back"))
+        return card
     p = scenario.persona
     threshold = _f(language, f"threshold.{p.threshold.value}")
     pri = priorities(scenario, language)
@@ -114,7 +127,7 @@ def persona_card(scenario: Scenario, language: str) -> str:
         f"{_f(language, 'card.sensitivities')}{_sep(language)}{p.needs.sensitivities}",
         f"{_f(language, 'card.priorities')}{_sep(language).rstrip()}\n{pri}",
         f"{_f(language, 'card.experience')}{_sep(language)}\n"
-        + "\n".join(_experience_lines(scenario, language)),
+        + "\n".join(_experience_lines(scenario, language, memories=memories)),
         f"{_f(language, 'card.trigger')}{_sep(language)}{p.trigger}",
         f"{_f(language, 'card.topic')}{_sep(language)}{p.topic}",
     ]
@@ -154,6 +167,11 @@ def condensed_profile(scenario: Scenario, language: str) -> str:
     )
 
 
+def revealed_stage_numbers(scenario: Scenario, stages: Iterable[int]) -> list[int]:
+    """The stage numbers, sorted and checked to be 1..len(stages) (ValueError otherwise)."""
+    return _check_stages(scenario, stages)
+
+
 def _check_stages(scenario: Scenario, stages: Iterable[int]) -> list[int]:
     out = sorted(set(stages))
     bad = [s for s in out if not 1 <= s <= len(scenario.story.stages)]
@@ -177,6 +195,11 @@ def revealed_story(
         if index == newest:
             lines.append(_f(language, "stage.new"))
     return "\n".join(lines)
+
+
+def memory_text(scenario: Scenario, period: str) -> str:
+    """The text of one memory period (ValueError for an unknown period)."""
+    return _memory_text(scenario, period)
 
 
 def _memory_text(scenario: Scenario, period: str) -> str:

@@ -1,9 +1,12 @@
 """Prompt templates as data: one versioned YAML file per role and language.
 
 A template file ``templates/<lang>/<role>.yaml`` holds ``id``, ``version``, ``role``,
-``language``, the declared ``slots`` and the ``body`` (``string.Template`` syntax: ``$slot``
-or ``${slot}``; a literal dollar is ``$$``). Python only fills slots: :func:`render` refuses a
-missing slot and an undeclared one, so a template and its caller cannot drift apart silently.
+``language``, ``style``, the declared ``slots`` and the ``body`` (``string.Template``
+syntax: ``$slot`` or ``${slot}``; a literal dollar is ``$$``). Python only fills slots:
+:func:`render` refuses a missing slot and an undeclared one, so a template and its caller
+cannot drift apart silently.
+Every role also has a *compact* variant (``templates/<lang>/<role>.compact.yaml``, id
+``<role>.compact.<lang>``): a few sentences for small local models (see docs/prompts.md).
 The id and version of every rendered prompt belong in the record of the call that used it.
 """
 
@@ -24,18 +27,23 @@ from empathos.errors import ConfigError
 __all__ = [
     "LANGUAGES",
     "ROLES",
+    "STYLES",
+    "PromptStyle",
     "PromptTemplate",
     "RenderedPrompt",
     "Role",
     "fragments",
     "load_template",
     "render",
+    "template_file",
     "templates_dir",
 ]
 
 Role = Literal["user", "director", "judge_iedr", "judge_mdep", "model_under_test"]
 ROLES: tuple[str, ...] = get_args(Role)
 LANGUAGES: tuple[str, ...] = ("en", "zh")
+PromptStyle = Literal["full", "compact"]
+STYLES: tuple[str, ...] = get_args(PromptStyle)
 
 
 class PromptTemplate(BaseModel):
@@ -47,6 +55,9 @@ class PromptTemplate(BaseModel):
     version: str = Field(min_length=1, description="Bumped whenever the body changes meaning.")
     role: str = Field(description="The role it prompts.")
     language: str = Field(description="Language of the body: zh or en.")
+    style: PromptStyle = Field(
+        "full", description="'full' (the default) or 'compact' (a few sentences, small models)."
+    )
     slots: list[str] = Field(default_factory=list, description="Names the body expects.")
     body: str = Field(min_length=1, description="The text, with $slot placeholders.")
 
@@ -85,18 +96,29 @@ def _check_language(language: str) -> None:
         )
 
 
+def template_file(role: str, style: str = "full") -> str:
+    """The file name of a template: ``<role>.yaml`` or ``<role>.compact.yaml``."""
+    return f"{role}.yaml" if style == "full" else f"{role}.{style}.yaml"
+
+
 @cache
-def load_template(role: str, language: str) -> PromptTemplate:
-    """The bundled template of ``role`` in ``language`` (validated, cached)."""
+def load_template(role: str, language: str, style: str = "full") -> PromptTemplate:
+    """The bundled template of ``role`` in ``language`` and ``style`` (validated, cached)."""
     if role not in ROLES:
         raise ConfigError(f"unknown role {role!r}; choose one of {list(ROLES)}", field="role")
     _check_language(language)
-    path = templates_dir() / language / f"{role}.yaml"
+    if style not in STYLES:
+        raise ConfigError(
+            f"unknown prompt style {style!r}; choose one of {list(STYLES)}", field="prompt_style"
+        )
+    path = templates_dir() / language / template_file(role, style)
     try:
         tpl = PromptTemplate.model_validate(_read_yaml(path))
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(first["msg"], file=path, field=".".join(map(str, first["loc"]))) from None
+    if tpl.style != style:
+        raise ConfigError(f"declares style {tpl.style!r}, expected {style!r}", file=path)
     used = {
         m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(tpl.body)
     } - {None}
@@ -120,9 +142,10 @@ def fragments(language: str) -> dict[str, str]:
     return {str(k): v for k, v in data.items()}
 
 
-def render(role: str, language: str, **slots: str) -> RenderedPrompt:
-    """Fill the template of ``role`` in ``language``; every declared slot, and only those."""
-    tpl = load_template(role, language)
+def render(role: str, language: str, /, *, style: str = "full", **slots: str) -> RenderedPrompt:
+    """Fill the template of ``role`` in ``language`` (and ``style``); every declared slot, and
+    only those."""
+    tpl = load_template(role, language, style)
     missing = sorted(set(tpl.slots) - set(slots))
     extra = sorted(set(slots) - set(tpl.slots))
     if missing or extra:
@@ -134,6 +157,6 @@ def render(role: str, language: str, **slots: str) -> RenderedPrompt:
             )
             if x
         )
-        raise ConfigError(problem, file=f"{language}/{role}.yaml", field=tpl.id)
+        raise ConfigError(problem, file=f"{language}/{template_file(role, style)}", field=tpl.id)
     text = string.Template(tpl.body).substitute(slots)
     return RenderedPrompt(id=tpl.id, version=tpl.version, text=text.strip() + "\n")

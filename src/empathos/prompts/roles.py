@@ -3,6 +3,10 @@
 These are the entry points the sandbox uses. Each takes exactly what its role is allowed to
 see (the user agent gets released stage numbers, never the story itself), renders the slot
 blocks and fills the role's template. The language defaults to the scenario's.
+
+``style="compact"`` fills the role's compact template instead (a few sentences, for small
+local models; see :mod:`empathos.prompts.compact`). The compact user prompt leaves the chat
+out: send it as chat messages after the prompt (:func:`user_messages`).
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ from pathlib import Path
 from typing import Literal
 
 from empathos.errors import ConfigError
-from empathos.prompts import blocks
-from empathos.prompts.render import RenderedPrompt, fragments, render
+from empathos.prompts import blocks, compact
+from empathos.prompts.render import PromptStyle, RenderedPrompt, fragments, render
 from empathos.rubric.forms import IEDRForm, MDEPForm, form_skeleton
 from empathos.scenarios.model import Scenario
 
@@ -23,6 +27,7 @@ __all__ = [
     "judge_iedr_prompt",
     "judge_mdep_prompt",
     "model_under_test_prompt",
+    "user_messages",
     "user_prompt",
 ]
 
@@ -37,14 +42,38 @@ def user_prompt(
     guidance: str | None = None,
     history: Sequence[blocks.Turn] = (),
     language: str | None = None,
+    style: PromptStyle = "full",
 ) -> RenderedPrompt:
-    """The user agent's prompt: its card, only the released stages and memories, the latest
-    guidance, and the chat with its own lines as "me"."""
+    """The user agent's prompt: its card (without the memory periods), only the released
+    stages and memories, the latest guidance, and the chat with its own lines as "me".
+
+    Compact: name, age, what happened, what is on its mind now and the director's note; the
+    chat is not in the text (see :func:`user_messages`)."""
     lang = language or scenario.labels.language
+    if style == "compact":
+        mind, note = compact.on_mind(
+            scenario,
+            released_stages,
+            lang,
+            newest_stage=newest_stage,
+            memories=memories,
+            newest_memory=newest_memory,
+            guidance=guidance,
+        )
+        return render(
+            "user",
+            lang,
+            style="compact",
+            name=scenario.persona.identity.name,
+            age=compact.user_age(scenario, lang),
+            situation=compact.situation(scenario, lang),
+            on_mind=mind,
+            guidance=note,
+        )
     return render(
         "user",
         lang,
-        persona=blocks.persona_card(scenario, lang),
+        persona=blocks.persona_card(scenario, lang, memories=False),
         revealed_story=blocks.revealed_story(scenario, released_stages, lang, newest=newest_stage),
         memories=blocks.memories(scenario, memories, lang, newest=newest_memory),
         guidance=guidance.strip()
@@ -52,6 +81,17 @@ def user_prompt(
         else fragments(lang)["guidance.none"],
         history=blocks.transcript(history, lang, viewer="user"),
     )
+
+
+def user_messages(prompt: RenderedPrompt, history: Sequence[blocks.Turn]) -> list[dict[str, str]]:
+    """The compact user agent's chat: its prompt as the system message, then the chat with
+    its own lines as the assistant's and the other side's as the user's, so that a small
+    chat model answers the other side's last line in the person's voice."""
+    roles = {"user": "assistant", "model": "user"}
+    return [
+        {"role": "system", "content": prompt.text},
+        *({"role": roles[speaker], "content": text} for speaker, text in history),
+    ]
 
 
 def director_prompt(
@@ -65,9 +105,24 @@ def director_prompt(
     min_turns: int,
     max_turns: int,
     language: str | None = None,
+    style: PromptStyle = "full",
 ) -> RenderedPrompt:
-    """The director's prompt. ``state`` is the EPM state packet, already rendered as text."""
+    """The director's prompt. ``state`` is the EPM state packet, already rendered as text.
+
+    Compact: the person's name, the stage titles marked released or not, and the turn (no
+    state packet, no history: a small model cannot use them)."""
     lang = language or scenario.labels.language
+    if style == "compact":
+        return render(
+            "director",
+            lang,
+            style="compact",
+            name=scenario.persona.identity.name,
+            story=compact.director_story(scenario, released_stages, lang),
+            turn=str(turn),
+            min_turns=str(min_turns),
+            max_turns=str(max_turns),
+        )
     return render(
         "director",
         lang,
@@ -82,9 +137,22 @@ def director_prompt(
     )
 
 
-def judge_iedr_prompt(scenario: Scenario, *, language: str | None = None) -> RenderedPrompt:
-    """The judge's one-off IEDR prompt: the persona card and the whole story."""
+def judge_iedr_prompt(
+    scenario: Scenario, *, language: str | None = None, style: PromptStyle = "full"
+) -> RenderedPrompt:
+    """The judge's one-off IEDR prompt: the persona card and the whole story (compact: one
+    line about the person and the stages' text). The output shape is the same in both."""
     lang = language or scenario.labels.language
+    if style == "compact":
+        return render(
+            "judge_iedr",
+            lang,
+            style="compact",
+            person=compact.case_line(scenario, lang),
+            story=compact.whole_story(scenario, lang),
+            indicators=blocks.indicator_list("iedr", lang),
+            output_format=form_skeleton(IEDRForm),
+        )
     return render(
         "judge_iedr",
         lang,
@@ -102,9 +170,21 @@ def judge_mdep_prompt(
     window: Sequence[blocks.Turn],
     k: int,
     language: str | None = None,
+    style: PromptStyle = "full",
 ) -> RenderedPrompt:
-    """The judge's MDEP prompt: condensed profile, whole history, and the window to rate."""
+    """The judge's MDEP prompt: condensed profile, whole history, and the window to rate
+    (compact: one line about the person and the window only). Same output shape in both."""
     lang = language or scenario.labels.language
+    if style == "compact":
+        return render(
+            "judge_mdep",
+            lang,
+            style="compact",
+            person=compact.person_line(scenario, lang),
+            window=blocks.transcript(window, lang, viewer="observer"),
+            indicators=blocks.indicator_list("mdep", lang),
+            output_format=form_skeleton(MDEPForm),
+        )
     return render(
         "judge_mdep",
         lang,
@@ -118,16 +198,17 @@ def judge_mdep_prompt(
 
 
 def model_under_test_prompt(
-    spec: Literal["default", "none"] | str | Path, language: str
+    spec: Literal["default", "none"] | str | Path, language: str, style: PromptStyle = "full"
 ) -> RenderedPrompt | None:
     """The system prompt of the model under test.
 
-    ``"default"``: the bundled companion prompt of ``language``; ``"none"``: no system prompt
+    ``"default"``: the bundled companion prompt of ``language`` (in ``style``); ``"none"``: no
+    system prompt
     (the model's own behaviour), returned as ``None``; anything else: a path to a text file
     whose content is used verbatim (id ``custom:<file name>``, version = content hash).
     """
     if spec == "default":
-        return render("model_under_test", language)
+        return render("model_under_test", language, style=style)
     if spec == "none":
         return None
     path = Path(spec)

@@ -1,6 +1,6 @@
 """Dialogue records: the versioned model, the published-format importer, file I/O."""
 
-from empathos.records.build import record_from_ratings
+from empathos.records.build import crash_record, record_from_ratings
 from empathos.records.io import (
     LoadedRecord,
     RecordFormat,
@@ -13,6 +13,8 @@ from empathos.records.io import (
 )
 from empathos.records.model import (
     SCHEMA_VERSION,
+    SUPPORTED_SCHEMA_VERSIONS,
+    DialogueError,
     DialogueRecord,
     DirectorAction,
     Evaluation,
@@ -29,6 +31,8 @@ from empathos.records.published import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "DialogueError",
     "DialogueRecord",
     "DirectorAction",
     "Evaluation",
@@ -38,6 +42,7 @@ __all__ = [
     "ModelCallRecord",
     "RecordFormat",
     "Turn",
+    "crash_record",
     "detect_format",
     "find_record_files",
     "import_published",

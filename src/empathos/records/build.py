@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from empathos.epm import (
     EPMConfig,
@@ -15,6 +18,7 @@ from empathos.epm import (
     step_unscored,
 )
 from empathos.records.model import (
+    DialogueError,
     DialogueRecord,
     Evaluation,
     IndicatorRating,
@@ -23,7 +27,7 @@ from empathos.records.model import (
 )
 from empathos.rubric import EMPATHY_RUBRIC, Rubric, action_vector, p0_from_iedr
 
-__all__ = ["record_from_ratings"]
+__all__ = ["crash_record", "record_from_ratings"]
 
 Ratings = Mapping[str, IndicatorRating]
 
@@ -87,4 +91,41 @@ def record_from_ratings(
         termination=term,
         success=term.kind.is_success,
         n_unscored=state.n_unscored,
+    )
+
+
+def crash_record(
+    *,
+    scenario_id: str,
+    scenario_hash: str | None,
+    exc: BaseException,
+    model: str | None = None,
+    roles: Mapping[str, str] | None = None,
+    config: EPMConfig | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> DialogueRecord:
+    """The ``error`` record of a dialogue that an exception ended before it had a record of
+    its own: the exception's type, message and last frames, no turns, a zero initial state."""
+    cfg = config or EPMConfig()
+    dim = EMPATHY_RUBRIC.dim
+    state = init_state([0.0] * dim, cfg)
+    message = str(exc)
+    frames = traceback.format_exception(exc)
+    reason = f"crashed: {type(exc).__name__}: {message}" if message else type(exc).__name__
+    return DialogueRecord(
+        scenario_id=scenario_id,
+        scenario_hash=scenario_hash,
+        model=model,
+        roles=dict(roles or {}),
+        epm_config=cfg,
+        iedr=InitialDeficit(ratings={}, P0=(0.0,) * dim),
+        initial_state=state.points[0],
+        total_turns=0,
+        termination=Termination(kind=TerminationKind.ERROR, turn=0, reason=reason),
+        success=False,
+        created_at=datetime.now(UTC).isoformat(),
+        error=DialogueError(
+            type=type(exc).__name__, message=message, traceback="".join(frames[-4:]).strip()
+        ),
+        metadata=dict(metadata or {}),
     )

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from empathos.errors import RecordError
-from empathos.records.model import DialogueRecord
+from empathos.records.model import SUPPORTED_SCHEMA_VERSIONS, DialogueRecord
 from empathos.records.published import import_published, is_published
 
 __all__ = [
@@ -73,9 +73,11 @@ def record_from_data(data: Any, *, file: Path) -> DialogueRecord:
     fmt = detect_format(data)
     try:
         if fmt == "empathos":
-            if data.get("schema_version") != 1:
+            if data.get("schema_version") not in SUPPORTED_SCHEMA_VERSIONS:
+                supported = ", ".join(map(str, SUPPORTED_SCHEMA_VERSIONS))
                 raise RecordError(
-                    f"unsupported schema_version {data.get('schema_version')!r} (supported: 1)",
+                    f"unsupported schema_version {data.get('schema_version')!r} "
+                    f"(supported: {supported})",
                     file=file,
                     field="schema_version",
                 )

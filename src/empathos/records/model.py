@@ -17,6 +17,8 @@ from empathos.rubric import EMPATHY_RUBRIC, Indicator, Rubric
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "DialogueError",
     "DialogueRecord",
     "DirectorAction",
     "Evaluation",
@@ -26,7 +28,10 @@ __all__ = [
     "Turn",
 ]
 
-SCHEMA_VERSION = 1
+#: The version written. Version 1 records (no empty-reply, error or score-warning fields) are
+#: read as they are: every field added in version 2 has a default.
+SCHEMA_VERSION: Literal[2] = 2
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)
 
 
 class _Model(BaseModel):
@@ -98,6 +103,16 @@ class Turn(_Model):
     index: int = Field(ge=1, description="Turn index, 1-based.")
     user: str = Field(description="What the simulated user said.")
     assistant: str = Field(default="", description="The tested model's reply ('' if none).")
+    finish_reason: str | None = Field(
+        default=None,
+        description="Why the tested model's generation stopped, as its endpoint said ('stop', "
+        "'length', ...; None: not reported). Since version 2.",
+    )
+    empty_reply: bool = Field(
+        default=False,
+        description="The tested model returned no text (null or blank content); the judge "
+        "rated the empty reply. Since version 2.",
+    )
 
 
 class ModelCallRecord(_Model):
@@ -118,6 +133,14 @@ class ModelCallRecord(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
 
 
+class DialogueError(_Model):
+    """An exception that ended a dialogue from outside the model calls (a bug)."""
+
+    type: str = Field(description="Exception class, e.g. 'ModuleNotFoundError'.")
+    message: str = Field(description="The exception's message.")
+    traceback: str = Field(default="", description="Where it was raised (the last frames).")
+
+
 def _check_levels(
     ratings: dict[str, IndicatorRating], family: tuple[Indicator, ...], where: str
 ) -> None:
@@ -136,7 +159,9 @@ def _check_levels(
 class DialogueRecord(_Model):
     """One dialogue, everything needed to re-score it and to replay its EPM trajectory."""
 
-    schema_version: Literal[1] = Field(default=1, description="Version of this record format.")
+    schema_version: Literal[1, 2] = Field(
+        default=SCHEMA_VERSION, description="Version of this record format (1 or 2)."
+    )
     source: Literal["empathos", "empa-published"] = Field(
         default="empathos", description="Produced by empathos or imported from a published run."
     )
@@ -167,6 +192,16 @@ class DialogueRecord(_Model):
     success: bool = Field(description="Whether the dialogue counts as a success.")
     n_unscored: int = Field(default=0, ge=0, description="Number of unscored evaluations.")
     created_at: str | None = Field(default=None, description="ISO timestamp of the dialogue.")
+    error: DialogueError | None = Field(
+        default=None,
+        description="The exception that crashed the dialogue (termination 'error'); None when "
+        "it ran to its end or a model call failed (see termination.reason). Since version 2.",
+    )
+    score_warning: str | None = Field(
+        default=None,
+        description="Why this dialogue's scores are not meaningful (sandbox roles on the "
+        "bundled 135M model); None: no known reason. Since version 2.",
+    )
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Free-form extras (import notes, run ids); no secrets."
     )

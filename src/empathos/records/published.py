@@ -6,6 +6,9 @@ termination reason in Chinese or English. The stored ``v_t`` stays the truth for
 dynamics; missing ratings are flagged on the evaluation. A level off its scale (out of range,
 NaN, infinite, a bool, text such as "L1"), judge or IEDR, makes the file an error naming the
 field: a made-up level must never be scored.
+A file written by ``empathos run --protocol empa-release`` also holds an ``empathos`` object
+(protocol, release version, scenario hash, the model calls with their tokens and costs), read
+into the record.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from empathos.records.model import (
     Evaluation,
     IndicatorRating,
     InitialDeficit,
+    ModelCallRecord,
     Turn,
 )
 from empathos.rubric import EMPATHY_RUBRIC, parse_level
@@ -277,6 +281,9 @@ def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
     if kind is None:
         kind = _success_kind(epj) if success else TerminationKind.ERROR
         notes.append(f"termination reason not recognised: {reason[:80]!r}")
+    mark = _object(data, "empathos", file, "empathos")
+    if mark.get("error"):  # a dialogue empathos recorded as an error (never scored)
+        kind, reason = TerminationKind.ERROR, str(mark["error"])
     turns, director = _turns(data.get("history", []), file)
     params = _object(epj, "epm_params", file, "epj.epm_params")
     alpha = params.get("alpha", 0.1)
@@ -287,8 +294,14 @@ def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
     K = epj.get("K", 1)
     if not isinstance(K, int) or isinstance(K, bool) or K < 1:
         raise RecordError(f"expected a whole number >= 1, got {K!r:.40}", file=file, field="epj.K")
+    calls = mark.get("model_calls") or []
+    if not isinstance(calls, list):
+        raise RecordError("expected a list", file=file, field="empathos.model_calls")
+    extra = {k: v for k, v in mark.items() if k not in ("model_calls", "scenario_hash")}
     return DialogueRecord(
         source="empa-published",
+        scenario_hash=str(mark["scenario_hash"]) if mark.get("scenario_hash") else None,
+        model_calls=[ModelCallRecord.model_validate(c) for c in calls],
         scenario_id=scenario_id,
         model=str(data["test_model_name"]) if data.get("test_model_name") else None,
         roles={
@@ -310,5 +323,10 @@ def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
         termination=Termination(kind=kind, turn=total_turns, reason=reason),
         success=success,
         created_at=str(data["timestamp"]) if data.get("timestamp") else None,
-        metadata={"epm_params": params, "status": data.get("status"), "import_notes": notes},
+        metadata={
+            "epm_params": params,
+            "status": data.get("status"),
+            "import_notes": notes,
+            **extra,
+        },
     )

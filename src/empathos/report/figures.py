@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any, cast
 
 import matplotlib
 
@@ -28,10 +29,13 @@ __all__ = [
     "leaderboard_plot",
     "radar_plot",
     "save_figures",
+    "save_summary_figures",
+    "save_trajectory_figures",
     "trajectory_plot",
 ]
 
 _PROJ = ((0, 1, "C", "A"), (0, 2, "C", "P"), (1, 2, "A", "P"))
+_ERROR_COLOUR = "#b26b00"
 
 
 def leaderboard_plot(data: ReportData) -> Figure:
@@ -94,36 +98,89 @@ def heatmap_plot(data: ReportData) -> Figure:
     return fig
 
 
+def _joined(dialogues: list[np.ndarray]) -> np.ndarray:
+    """Trajectories stacked into one array, a row of NaN after each: one line artist draws
+    them all (matplotlib breaks a line at NaN), which is much faster than one per dialogue."""
+    gap = np.full((1, 3), np.nan)
+    return np.concatenate([x for p in dialogues for x in (p, gap)]) if dialogues else gap
+
+
+class _TrajectoryCanvas:
+    """The trajectory figure (3-D and the three projections), built once and redrawn for each
+    model by replacing the points: setting up a figure's axes costs more than drawing them."""
+
+    def __init__(self) -> None:
+        self.fig = plt.figure(figsize=(12, 3.4))
+        # fixed places (no tight_layout: it draws the figure once more to measure it)
+        # Axes3D and Line3D: matplotlib's 3-D toolkit has no type hints
+        self.ax3 = cast(Any, self.fig.add_axes((0.0, 0.08, 0.25, 0.8), projection="3d"))
+        self.axes = [self.fig.add_axes((0.335 + 0.24 * k, 0.16, 0.175, 0.7)) for k in range(3)]
+        empty = np.full(1, np.nan)
+        self.lines3: dict[str, Any] = {
+            o: self.ax3.plot(empty, empty, empty, color=c, linewidth=0.8)[0]
+            for o, c in (*OUTCOME_COLOURS.items(), ("error", _ERROR_COLOUR))
+        }
+        self.lines2 = [
+            {o: ax.plot(empty, empty, color=line.get_color(), linewidth=0.8)[0]
+             for o, line in self.lines3.items()}
+            for ax in self.axes
+        ]  # fmt: skip
+        dot = "o"  # start points: markers only
+        self.start3: Any = self.ax3.plot(empty, empty, empty, dot, color="#222", markersize=1.5)[0]
+        self.start2 = [
+            ax.plot(empty, empty, dot, color="#222", markersize=1.5)[0] for ax in self.axes
+        ]
+        self.regions = [Rectangle((-1, -1), 1, 1, color="#2a9d4b", alpha=0.12) for _ in self.axes]
+        for ax, region in zip(self.axes, self.regions, strict=True):
+            ax.add_patch(region)
+        self.ax3.set_xlabel("C")
+        self.ax3.set_ylabel("A")
+        self.ax3.set_zlabel("P")
+        for ax, (_, _, xa, ya) in zip(self.axes, _PROJ, strict=True):
+            ax.set_xlabel(xa)
+            ax.set_ylabel(ya)
+        handles = [Line2D([], [], color=c, label=o) for o, c in OUTCOME_COLOURS.items()]
+        self.axes[-1].legend(handles=handles, fontsize=7, loc="lower right")
+        self.title = self.fig.suptitle("", fontsize=10)
+
+    def draw(self, data: ReportData, model: str) -> Figure:
+        """Show ``model``'s trajectories, coloured by outcome, start points in black."""
+        paths: dict[str, list[np.ndarray]] = {o: [] for o in self.lines3}
+        for d in data.dialogues:
+            if d.model == model and d.trajectory:
+                key = d.outcome if d.outcome in paths else "error"
+                paths[key].append(np.asarray(d.trajectory, dtype=np.float64))
+        every = [p for group in paths.values() for p in group]
+        for outcome, group in paths.items():
+            p = _joined(group)
+            self.lines3[outcome].set_data_3d(p[:, 0], p[:, 1], p[:, 2])
+            for lines, (a, b, _, _) in zip(self.lines2, _PROJ, strict=True):
+                lines[outcome].set_data(p[:, a], p[:, b])
+        s = np.asarray([p[0] for p in every]) if every else np.full((1, 3), np.nan)
+        self.start3.set_data_3d(s[:, 0], s[:, 1], s[:, 2])
+        pts = np.concatenate(every) if every else np.zeros((1, 3))
+        lo = np.minimum(pts.min(axis=0), -1.0)
+        hi = np.maximum(pts.max(axis=0), 1.0)
+        pad = 0.05 * (hi - lo)
+        lo, hi = lo - pad, hi + pad
+        self.ax3.set_xlim3d(lo[0], hi[0])
+        self.ax3.set_ylim3d(lo[1], hi[1])
+        self.ax3.set_zlim3d(lo[2], hi[2])
+        for ax, start, region, (a, b, _, _) in zip(
+            self.axes, self.start2, self.regions, _PROJ, strict=True
+        ):
+            start.set_data(s[:, a], s[:, b])
+            ax.set_xlim(lo[a], hi[a])
+            ax.set_ylim(lo[b], hi[b])
+            region.set_width(hi[a] + 1)
+            region.set_height(hi[b] + 1)
+        self.title.set_text(f"{model}: trajectories (shaded: every axis >= -1)")
+        return self.fig
+
+
 def trajectory_plot(data: ReportData, model: str) -> Figure:
     """One model's trajectories in 3-D and the three projections, coloured by outcome."""
-    fig = plt.figure(figsize=(12, 3.4))
-    ax3 = fig.add_subplot(1, 4, 1, projection="3d")
-    axes = [fig.add_subplot(1, 4, k) for k in (2, 3, 4)]
-    for d in data.dialogues:
-        if d.model != model or not d.trajectory:
-            continue
-        p = np.asarray(d.trajectory)
-        colour = OUTCOME_COLOURS.get(d.outcome, "#b26b00")
-        ax3.plot(p[:, 0], p[:, 1], p[:, 2], color=colour, linewidth=0.8)
-        ax3.scatter(p[0, 0], p[0, 1], p[0, 2], color="#222", s=4)
-        for ax, (a, b, _, _) in zip(axes, _PROJ, strict=True):
-            ax.plot(p[:, a], p[:, b], color=colour, linewidth=0.8)
-            ax.scatter(p[0, a], p[0, b], color="#222", s=4)
-    ax3.set_xlabel("C")
-    ax3.set_ylabel("A")
-    ax3.set_zlabel("P")
-    for ax, (_, _, xa, ya) in zip(axes, _PROJ, strict=True):
-        lo, hi = ax.get_xlim()[1], ax.get_ylim()[1]
-        ax.add_patch(
-            Rectangle((-1, -1), max(lo, 1) + 1, max(hi, 1) + 1, color="#2a9d4b", alpha=0.12)
-        )
-        ax.set_xlabel(xa)
-        ax.set_ylabel(ya)
-    handles = [Line2D([], [], color=c, label=o) for o, c in OUTCOME_COLOURS.items()]
-    axes[-1].legend(handles=handles, fontsize=7, loc="lower right")
-    fig.suptitle(f"{model}: trajectories (shaded: every axis >= -1)", fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _TrajectoryCanvas().draw(data, model)
 
 
 def _slug(name: str) -> str:
@@ -132,6 +189,11 @@ def _slug(name: str) -> str:
 
 def save_figures(data: ReportData, out: Path) -> list[Path]:
     """Write every figure as PNG and SVG under ``out``; returns the files written."""
+    return save_summary_figures(data, out) + save_trajectory_figures(data, out)
+
+
+def save_summary_figures(data: ReportData, out: Path) -> list[Path]:
+    """The leaderboard, the three radars and the heatmap, as PNG and SVG under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     figs: list[tuple[str, Figure]] = [("leaderboard", leaderboard_plot(data))]
     figs += [(f"radar_{g}", radar_plot(data, g)) for g in GROUPINGS]
@@ -139,14 +201,25 @@ def save_figures(data: ReportData, out: Path) -> list[Path]:
     written: list[Path] = []
     for name, fig in figs:
         written += _save(fig, out, name)
-    for m in data.model_names:
-        written += _save(trajectory_plot(data, m), out, f"trajectories_{_slug(m)}")
     return written
 
 
-def _save(fig: Figure, out: Path, name: str) -> list[Path]:
+def save_trajectory_figures(data: ReportData, out: Path) -> list[Path]:
+    """``trajectories_<model>`` for every model, as PNG and SVG under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    if data.model_names:
+        canvas = _TrajectoryCanvas()
+        for m in data.model_names:
+            written += _save(canvas.draw(data, m), out, f"trajectories_{_slug(m)}", close=False)
+        plt.close(canvas.fig)
+    return written
+
+
+def _save(fig: Figure, out: Path, name: str, *, close: bool = True) -> list[Path]:
     paths = [out / f"{name}.png", out / f"{name}.svg"]
     fig.savefig(paths[0], dpi=110)
     fig.savefig(paths[1])
-    plt.close(fig)
+    if close:
+        plt.close(fig)
     return paths

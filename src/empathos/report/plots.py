@@ -7,10 +7,12 @@ and one outcome share a trace (lines separated by gaps) to keep the page small.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from empathos.report.data import DialogueSummary, ReportData
@@ -19,6 +21,7 @@ __all__ = [
     "OUTCOME_COLOURS",
     "heatmap_figure",
     "leaderboard_figure",
+    "page_template",
     "radar_figure",
     "trajectory_figures",
     "usage_figure",
@@ -28,12 +31,20 @@ Figure = dict[str, Any]
 OUTCOME_COLOURS = {"success": "#2a9d4b", "failure": "#d1495b", "other": "#8a8f98"}
 AXES = ("C", "A", "P")
 _PROJ = ((0, 1), (0, 2), (1, 2))
-_LAYOUT = {"margin": {"l": 50, "r": 20, "t": 40, "b": 40}, "template": "plotly_white"}
+_LAYOUT = {"margin": {"l": 50, "r": 20, "t": 40, "b": 40}}
+
+
+@functools.cache
+def page_template() -> dict[str, Any]:
+    """The plotly template (``plotly_white``) the page gives every figure: sent once, not
+    with each figure (building it into every figure was most of the time these take)."""
+    out: dict[str, Any] = pio.templates["plotly_white"].to_plotly_json()
+    return out
 
 
 def _plain(fig: go.Figure) -> Figure:
     out: Figure = fig.to_plotly_json()
-    out["layout"].pop("template", None)  # the page sets one shared template
+    out["layout"].pop("template", None)  # plotly's default; the page applies page_template()
     return out
 
 
@@ -130,13 +141,19 @@ def heatmap_figure(data: ReportData) -> Figure:
     return _plain(fig)
 
 
+def _short(x: float) -> float | int:
+    """``x`` to 2 decimals, written without ``.0`` when whole (states are often integers)."""
+    r = round(x, 2)
+    return int(r) if r.is_integer() else r
+
+
 def _lines(dialogues: Sequence[DialogueSummary], dims: Sequence[int]) -> list[list[Any]]:
     cols: list[list[Any]] = [[] for _ in dims]
     text: list[Any] = []
     for d in dialogues:
         for pt in d.trajectory:
             for c, k in zip(cols, dims, strict=True):
-                c.append(round(pt[k], 2))
+                c.append(_short(pt[k]))
             text.append(d.scenario_id)
         for c in cols:
             c.append(None)
@@ -156,12 +173,23 @@ def _region_mesh(hi: float) -> go.Mesh3d:
     )  # fmt: skip
 
 
+def _inject(fig: Figure, arrays: Sequence[dict[str, list[Any]]]) -> Figure:
+    """Put the point arrays into the figure's traces, in order. plotly validates every element
+    of an array it is given (a deep copy and a check per point); the arrays here are plain
+    numbers and strings, so the traces are validated without them and they are added after."""
+    for trace, cols in zip(fig["data"], arrays, strict=True):
+        trace.update(cols)
+    return fig
+
+
 def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
     """The 3-D trajectories of one model's dialogues and their three 2-D projections."""
     dls = [d for d in data.dialogues if d.model == model and d.trajectory]
     hi = max([2.0, *(max(p) for d in dls for p in d.trajectory)])
     f3 = go.Figure()
     proj = make_subplots(rows=1, cols=3, subplot_titles=("C-A", "C-P", "A-P"))
+    arrays3: list[dict[str, list[Any]]] = []
+    arrays2: list[dict[str, list[Any]]] = []
     for outcome, colour in OUTCOME_COLOURS.items():
         group = [d for d in dls if d.outcome == outcome]
         if not group:
@@ -169,21 +197,22 @@ def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
         x, y, z, text = _lines(group, (0, 1, 2))
         f3.add_trace(
             go.Scatter3d(
-                x=x, y=y, z=z, text=text, mode="lines", name=outcome,
-                line={"color": colour, "width": 3},
+                mode="lines", name=outcome, line={"color": colour, "width": 3},
                 hovertemplate="%{text}<br>C %{x} A %{y} P %{z}<extra>" + outcome + "</extra>",
             )
         )  # fmt: skip
+        arrays3.append({"x": x, "y": y, "z": z, "text": text})
         for col, (a, b) in enumerate(_PROJ, start=1):
             u, v, t = _lines(group, (a, b))
             proj.add_trace(
                 go.Scatter(
-                    x=u, y=v, text=t, mode="lines", name=outcome, legendgroup=outcome,
+                    mode="lines", name=outcome, legendgroup=outcome,
                     showlegend=col == 1, line={"color": colour, "width": 1.5},
                     hovertemplate="%{text}<extra></extra>",
                 ),
                 row=1, col=col,
             )  # fmt: skip
+            arrays2.append({"x": u, "y": v, "text": t})
     starts = [d.trajectory[0] for d in dls]
     f3.add_trace(
         go.Scatter3d(
@@ -191,7 +220,9 @@ def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
             mode="markers", name="start P_0", marker={"size": 3, "color": "#222"},
         )
     )  # fmt: skip
+    arrays3.append({})
     f3.add_trace(_region_mesh(hi))
+    arrays3.append({})
     for col, (a, b) in enumerate(_PROJ, start=1):
         proj.add_trace(
             go.Scatter(
@@ -201,6 +232,7 @@ def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
             ),
             row=1, col=col,
         )  # fmt: skip
+        arrays2.append({})
         proj.add_shape(
             type="rect", x0=-1, y0=-1, x1=hi, y1=hi, row=1, col=col,
             fillcolor="rgba(42,157,75,0.12)", line={"width": 0},
@@ -214,7 +246,7 @@ def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
         **_LAYOUT,
     )
     proj.update_layout(title=f"{model}: 2-D projections", height=380, **_LAYOUT)
-    return _plain(f3), _plain(proj)
+    return _inject(_plain(f3), arrays3), _inject(_plain(proj), arrays2)
 
 
 def usage_figure(data: ReportData) -> Figure | None:

@@ -63,8 +63,12 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 def leaderboard_table(rows: Sequence[LeaderboardRow], *, group_label: str = "model") -> Table:
     """A rich table: group, dialogues scored, errors, successes, rate, EPM-Q, groups, nine
     indices and Tau± (columns explained by :data:`COLUMN_LEGEND`)."""
+    title = "EPM-Q leaderboard"
+    warnings = sorted({w for r in rows for w in r.warnings})
+    if warnings:
+        title += "".join(f"\nNOT MEANINGFUL: {w}" for w in warnings)
     table = Table(
-        title="EPM-Q leaderboard",
+        title=title,
         header_style="bold",
         caption="n: dialogues scored; err: ended as errors (not scored); "
         "Tau±: Tau, 0 when it ended farther from the goal. Every column: empathos score --help",

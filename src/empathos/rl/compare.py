@@ -4,6 +4,11 @@ Each estimator trains one policy per seed with identical rollout budgets, person
 evaluation personas and policy initialisations (common random numbers), so differences come
 from the estimator. Results are a table with 95% intervals over seeds, learning-curve PNGs and
 a JSON with every curve. Every output is labelled as a simulation.
+
+Intervals: a rate (success, its area under the curve, and the paired difference of success
+rates) gets a bootstrap percentile interval over seeds (:func:`rate_interval`), which stays
+inside the rate's range ([0, 1], or [-1, 1] for a difference) by construction; the other
+metrics (EPM-Q-like, distance) get a t-interval (:func:`interval`).
 """
 
 from __future__ import annotations
@@ -25,15 +30,19 @@ from empathos.rl.trainer import TrainConfig, TrainResult, train
 
 __all__ = [
     "METRICS",
+    "RATES",
     "CompareConfig",
     "MetricSummary",
     "aggregate",
     "interval",
     "plot_curves",
+    "rate_interval",
     "run_compare",
     "write_outputs",
 ]
 
+RATES = frozenset({"success", "auc_success"})
+_BOOTSTRAP_RESAMPLES = 9999
 METRICS: dict[str, str] = {
     "success": "final success rate",
     "epmq": "EPM-Q-like score",
@@ -51,7 +60,7 @@ class CompareConfig(BaseModel):
 
 
 class MetricSummary(BaseModel):
-    """Mean over seeds with a 95% t-interval and the seed-to-seed standard deviation."""
+    """Mean over seeds with a 95% interval and the seed-to-seed standard deviation."""
 
     mean: float = Field(description="Mean over seeds")
     low: float = Field(
@@ -74,6 +83,32 @@ def interval(values: Sequence[float]) -> MetricSummary:
     sd = float(x.std(ddof=1))
     half = float(sps.t.ppf(0.975, len(x) - 1)) * sd / math.sqrt(len(x))
     return MetricSummary(mean=mean, low=mean - half, high=mean + half, std=sd)
+
+
+def rate_interval(values: Sequence[float]) -> MetricSummary:
+    """Mean, 95% bootstrap percentile interval and sample std of a rate (one per seed).
+
+    The percentile interval of resampled means lies between the smallest and the largest
+    value, so a rate's interval never leaves its range (a t-interval of rates near 0 or 1
+    does). Deterministic (a fixed resampling seed). With few seeds it is narrower than it
+    should be (percentile bootstrap under-covers for small n): read it as a rough guide."""
+    x = np.asarray(values, dtype=np.float64)
+    mean = float(x.mean())
+    if len(x) < 2:
+        return MetricSummary(mean=mean, low=math.nan, high=math.nan, std=math.nan)
+    sd = float(x.std(ddof=1))
+    if sd == 0.0:
+        return MetricSummary(mean=mean, low=mean, high=mean, std=0.0)
+    res = sps.bootstrap(
+        (x,),
+        np.mean,
+        confidence_level=0.95,
+        n_resamples=_BOOTSTRAP_RESAMPLES,
+        method="percentile",
+        random_state=np.random.default_rng(0),
+    )
+    ci = res.confidence_interval
+    return MetricSummary(mean=mean, low=float(ci.low), high=float(ci.high), std=sd)
 
 
 def _final_metrics(res: TrainResult) -> dict[str, float]:
@@ -100,12 +135,13 @@ def aggregate(
     for name, per_seed in finals.items():
         row: dict[str, Any] = {"estimator": name, "seeds": len(per_seed)}
         for metric in METRICS:
-            row[metric] = interval([m[metric] for m in per_seed]).model_dump()
+            summarise = rate_interval if metric in RATES else interval
+            row[metric] = summarise([m[metric] for m in per_seed]).model_dump()
         if baseline in finals and name != baseline:
             diff = [
                 a["success"] - b["success"] for a, b in zip(per_seed, finals[baseline], strict=True)
             ]
-            row[f"success_minus_{baseline}"] = interval(diff).model_dump()
+            row[f"success_minus_{baseline}"] = rate_interval(diff).model_dump()
         rows.append(row)
     return rows
 
@@ -130,8 +166,9 @@ def run_compare(
 
 
 def plot_curves(runs: dict[str, list[TrainResult]], out: Path) -> list[Path]:
-    """Learning curves (mean over seeds with a 95% band): eval success, eval EPM-Q-like and
-    training-batch return per step. Returns the PNG paths."""
+    """Learning curves (mean over seeds with a 95% band, computed like the table's
+    intervals): eval success, eval EPM-Q-like and training-batch return per step. Returns
+    the PNG paths."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -151,8 +188,10 @@ def plot_curves(runs: dict[str, list[TrainResult]], out: Path) -> list[Path]:
             mean = curves.mean(axis=0)
             ax.plot(x, mean, label=name)
             if len(rs) > 1:
-                half = sps.t.ppf(0.975, len(rs) - 1) * curves.std(axis=0, ddof=1) / len(rs) ** 0.5
-                ax.fill_between(x, mean - half, mean + half, alpha=0.15)
+                summarise = rate_interval if key in RATES else interval
+                bands = [summarise(curves[:, i].tolist()) for i in range(curves.shape[1])]
+                low, high = [b.low for b in bands], [b.high for b in bands]
+                ax.fill_between(x, low, high, alpha=0.15)
         ax.set_xlabel("policy update")
         ax.set_ylabel(label)
         ax.set_title(f"SIMULATION: {label}", fontsize=10)

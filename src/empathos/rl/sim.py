@@ -17,6 +17,12 @@ of real people and its numbers say nothing about real users or real models.
   quantised to the MDEP levels; v_t comes from those levels through the rubric, and the
   state moves by the *judged* v_t, as in the real sandbox. A judge call fails with a small
   probability: the turn is unscored (P unchanged, no reward).
+- **What the policy sees** (:meth:`SimEnv.observation`): only what a dialogue policy could
+  read from the conversation. Not the persona's P_0, not P_t, not its threshold: the
+  direction (better / no change / worse, per axis) of the judge's reading of its last move,
+  which reaches it as noisily as a user's reaction does (each axis is replaced by a random
+  direction with probability ``SimConfig.obs_noise``), the running sum of those directions,
+  its own strategy history, and the turn.
 - **Dynamics and termination** are those of the EPM core (:mod:`empathos.epm`), vectorised
   over episodes. Everything is deterministic under the seed of the generator passed in.
 """
@@ -42,6 +48,7 @@ from empathos.epm.termination import failure_codes, success_codes, termination_c
 from empathos.rubric import EMPATHY_RUBRIC, action_vectors
 
 __all__ = [
+    "OBS_DIM",
     "SIMULATION_LABEL",
     "STRATEGIES",
     "Personas",
@@ -79,6 +86,8 @@ _BASE = np.array(
         [0.0, 1.2, 0.3],
     ]
 )
+OBS_DIM = 7 + 2 * len(STRATEGIES)
+"""Width of :meth:`SimEnv.observation`."""
 _THRESHOLD_SCALE = np.array([0.8, 1.0, 1.3])  # low / medium / high: support needed per level
 _IEDR_SCORES = np.array([[ind.scores[lv] for lv in range(4)] for ind in EMPATHY_RUBRIC.iedr])
 _IEDR_AXIS = np.array([EMPATHY_RUBRIC.axis_index(ind.axis) for ind in EMPATHY_RUBRIC.iedr])
@@ -103,6 +112,13 @@ class SimConfig(BaseModel):
         gt=0.0,
         le=1.0,
         description="An axis is eased when its remaining deficit share is below",
+    )
+    obs_noise: float = Field(
+        0.25,
+        ge=0.0,
+        le=1.0,
+        description="Chance that the policy reads an axis of its last move's direction wrong "
+        "(replaced by a random direction)",
     )
 
 
@@ -156,7 +172,8 @@ class SimEnv:
         self.recent = np.full((n, 4), -1, dtype=np.int64)  # last 4 strategies, newest last
         self.uses = np.zeros((n, len(STRATEGIES)))
         self.pending = np.zeros((n, self.cfg.backfire_delay + 1, 3))
-        self.last_v = np.zeros((n, 3))
+        self.seen = np.zeros((n, 3))  # the direction of the last move, as the policy read it
+        self.seen_sum = np.zeros((n, 3))
         w = self.cfg.max_turns + 1
         self.dE_hist = np.zeros((n, w))
         self.norm_hist = np.zeros((n, w))
@@ -170,25 +187,32 @@ class SimEnv:
         return int(self.p0.shape[0])
 
     def observation(self) -> F64:
-        """(N, 13 + 2K) features a dialogue policy could read from the conversation: the
-        persona's opening deficit, the last judged move and the net change so far, the
-        strategy history, the turn and the persona's threshold. Hidden effects are not in it."""
+        """(N, OBS_DIM) features a dialogue policy could read from the conversation: the
+        direction of the judge's reading of its last move per axis (+1 / 0 / -1, noisy), the
+        running sum of those directions, its strategy counts, its last strategy and the
+        turn. Neither P_0, P_t nor the persona's threshold, nor the hidden effects."""
         k = len(STRATEGIES)
         last = np.zeros((self.n, k))
         has = self.recent[:, -1] >= 0
         last[np.flatnonzero(has), self.recent[has, -1]] = 1.0
         return np.concatenate(
             [
-                self.p0 / 20.0,
-                self.last_v / 5.0,
-                (self.P - self.p0) / 20.0,
+                self.seen,
+                self.seen_sum / self.cfg.max_turns,
                 self.uses / self.cfg.max_turns,
                 last,
                 np.full((self.n, 1), self.t / self.cfg.max_turns),
-                np.eye(3)[self.threshold],
             ],
             axis=1,
         )
+
+    def _read_direction(self, levels: I64) -> F64:
+        """The direction per axis of the judge's reading, as the policy reads it: the sign
+        of the judged move, each axis replaced by a random direction with ``obs_noise``."""
+        true = np.sign(action_vectors(levels, EMPATHY_RUBRIC))
+        flip = self.rng.random(true.shape) < self.cfg.obs_noise
+        noise = self.rng.integers(-1, 2, size=true.shape).astype(np.float64)
+        return np.where(flip, noise, true)
 
     def _true_effect(self, action: I64) -> tuple[F64, F64]:
         """Intended progress (N, 3) >= 0 and harm (N, 3) >= 0 of each episode's strategy."""
@@ -241,7 +265,9 @@ class SimEnv:
         self.pending[live] = np.concatenate(
             [self.pending[live, 1:], np.zeros((int(live.sum()), 1, 3))], axis=1
         )
-        self.last_v = np.where(live[:, None], v, self.last_v)
+        seen = self._read_direction(levels)
+        self.seen = np.where(live[:, None], seen, self.seen)
+        self.seen_sum += np.where(live[:, None], seen, 0.0)
         for hist, value in ((self.dE_hist, res.delta_E), (self.norm_hist, res.p_norm)):
             hist[scored, :-1] = hist[scored, 1:]
             hist[scored, -1] = value[scored]

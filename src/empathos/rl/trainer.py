@@ -22,7 +22,7 @@ from empathos.epm.termination import TERMINATION_CODES
 from empathos.rl.advantages import compute_advantages
 from empathos.rl.batch import AdvantageConfig, TurnBatch
 from empathos.rl.loss import PPOLossConfig, ppo_clip_loss
-from empathos.rl.sim import STRATEGIES, Personas, SimConfig, SimEnv, sample_personas
+from empathos.rl.sim import OBS_DIM, STRATEGIES, Personas, SimConfig, SimEnv, sample_personas
 
 __all__ = ["Policy", "Rollout", "TrainConfig", "TrainResult", "log_prob", "rollout", "train"]
 
@@ -217,8 +217,7 @@ def train(cfg: TrainConfig, seed: int, on_step: Callable[[int], None] | None = N
     env_rng = np.random.default_rng([seed, 2])
     gen = torch.Generator().manual_seed(seed)
     eval_personas = sample_personas(np.random.default_rng([seed, 3]), cfg.eval_personas)
-    obs_dim = 13 + 2 * len(STRATEGIES)
-    policy = Policy(obs_dim, len(STRATEGIES), cfg.hidden)
+    policy = Policy(OBS_DIM, len(STRATEGIES), cfg.hidden)
     opt = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
     result = TrainResult({}, [], {})
 

@@ -33,6 +33,7 @@ __all__ = [
     "DEMO_OUT",
     "ENV_PREFIX",
     "REQUIRED_ROLES",
+    "SANDBOX_ROLES",
     "RoleEndpoint",
     "RolesConfig",
     "RunConfig",
@@ -41,6 +42,8 @@ __all__ = [
 
 ENV_PREFIX = "EMPATHOS_"
 REQUIRED_ROLES: tuple[str, ...] = ("user", "director", "judge", "model_under_test")
+#: The roles of the sandbox (everything but the model under test); --roles-* set all three.
+SANDBOX_ROLES: tuple[str, ...] = ("user", "director", "judge")
 # The offline default (the README's main job): a turn cap that fits about 5 minutes on 2 cores.
 DEMO_MAX_TURNS = 3
 DEMO_OUT = Path("runs/offline-demo")
@@ -48,6 +51,7 @@ DEMO_OUT = Path("runs/offline-demo")
 # SmolLM2-135M is slow on CPU and rambles.
 _DEMO_MAX_TOKENS = {"user": 40, "model_under_test": 48, "director": 24, "judge": 12}
 _FLAGS = {
+    "protocol": "--protocol",
     "scenarios": "--scenarios",
     "cases": "--cases",
     "limit": "--limit",
@@ -63,6 +67,10 @@ _FLAGS = {
     "roles.model_under_test.api_key_env": "--api-key-env",
     "roles.model_under_test.kind": "--base-url",
     "roles.model_under_test.path": "--policy",
+    **{f"roles.{r}.model": "--roles-model" for r in SANDBOX_ROLES},
+    **{f"roles.{r}.base_url": "--roles-base-url" for r in SANDBOX_ROLES},
+    **{f"roles.{r}.kind": "--roles-base-url" for r in SANDBOX_ROLES},
+    **{f"roles.{r}.api_key_env": "--roles-api-key-env" for r in SANDBOX_ROLES},
 }
 
 
@@ -75,6 +83,15 @@ class RoleEndpoint(EndpointConfig):
         "'path/to/file.py:function' (a function ChatRequest -> reply, see "
         "empathos.llm.scripted). None: auto_reply.",
     )
+
+    @classmethod
+    def _default_model_id(cls, kind: str, data: dict[str, Any]) -> str:
+        """A scripted role given without a model id is recorded under its handler's name."""
+        if kind != "scripted":
+            return super()._default_model_id(kind, data)
+        handler = data.get("handler")
+        name = str(handler).rpartition(":")[2] if handler else "auto_reply"
+        return f"scripted:{name or 'handler'}"
 
 
 class RolesConfig(BaseModel):
@@ -108,6 +125,12 @@ class RunConfig(BaseModel):
 
     roles: RolesConfig | None = Field(
         None, description="Per-role endpoints. None: every role on the bundled offline model."
+    )
+    protocol: Literal["empathos", "empa-release"] = Field(
+        "empathos",
+        description="'empathos': our own prompts, agents and loop (the sandbox). "
+        "'empa-release': the published EMPA release's own agents, prompts and loop, from the "
+        "user's installed copy of the package 'empa' (see docs/run.md).",
     )
     scenarios: str = Field(
         "builtin", description="Scenario source: 'builtin', a file, a directory of ours, or "
@@ -151,6 +174,12 @@ class RunConfig(BaseModel):
     )  # fmt: skip
     retry_errors: bool = Field(
         True, description="On resume, run again the dialogues that ended as errors."
+    )
+    on_empty: Literal["reply", "error"] = Field(
+        "reply",
+        description="A reply of the model under test without text (null content, a blank "
+        "one, finish_reason 'length' with nothing written): 'reply' records an empty reply "
+        "that the judge rates and the score counts; 'error' ends the dialogue as an error.",
     )
     cache_path: Path | None = Field(
         None, description="SQLite response cache for roles with cache: true. None: "
@@ -219,6 +248,29 @@ class RunConfig(BaseModel):
     def role(self, name: str) -> RoleEndpoint:
         """The endpoint of a required role of a resolved config."""
         return (self.roles or RolesConfig()).get(name)
+
+    def offline_sandbox_roles(self) -> list[str]:
+        """The sandbox roles of a resolved config that run on the bundled offline model
+        (the director only when it is a model, not the rules)."""
+        return [
+            r
+            for r in SANDBOX_ROLES
+            if self.role(r).kind == "offline"
+            and not (r == "director" and self.director_mode == "rules")
+        ]
+
+    def score_warning(self) -> str | None:
+        """Why the scores of this run are not meaningful (None: no known reason).
+
+        The bundled 135M model is far too small to play the simulated user, the director or
+        the judge: any of them on it makes the scores a demonstration, not a measurement."""
+        offline = self.offline_sandbox_roles()
+        if not offline:
+            return None
+        return (
+            f"{', '.join(offline)} ran on the bundled 135M offline model; point them at a "
+            "capable model (--roles-model/--roles-base-url, or roles in --config)"
+        )
 
 
 def _offline_role(role: str) -> RoleEndpoint:
@@ -321,23 +373,35 @@ class _Sources:
         return ConfigError(problem, file=self.file, field=loc or None)
 
 
+def _endpoint_flags(cli: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if cli.get(f"{prefix}model") is not None:
+        out["model"] = cli[f"{prefix}model"]
+    if cli.get(f"{prefix}base_url") is not None:
+        out["base_url"] = cli[f"{prefix}base_url"]
+        out["kind"] = "openai"
+    if cli.get(f"{prefix}api_key_env") is not None:
+        out["api_key_env"] = cli[f"{prefix}api_key_env"]
+    return out
+
+
 def _cli_layer(cli: Mapping[str, Any]) -> dict[str, Any]:
-    """CLI values (None: not given); model shortcuts go to roles.model_under_test."""
+    """CLI values (None: not given); model shortcuts go to roles.model_under_test, the
+    roles_* ones to each sandbox role (user, director, judge)."""
     layer: dict[str, Any] = {k: v for k, v in cli.items() if v is not None and k in _FLAGS}
-    mut: dict[str, Any] = {}
-    if cli.get("model") is not None:
-        mut["model"] = cli["model"]
-    if cli.get("base_url") is not None:
-        mut["base_url"] = cli["base_url"]
-        mut["kind"] = "openai"
-    if cli.get("api_key_env") is not None:
-        mut["api_key_env"] = cli["api_key_env"]
+    roles: dict[str, Any] = {}
+    mut = _endpoint_flags(cli, "")
     if cli.get("policy") is not None:
         mut["kind"] = "local"
         mut["path"] = str(cli["policy"])
         mut.setdefault("model", Path(str(cli["policy"])).name or "local-policy")
     if mut:
-        layer["roles"] = {"model_under_test": mut}
+        roles["model_under_test"] = mut
+    sandbox = _endpoint_flags(cli, "roles_")
+    if sandbox:
+        roles.update({r: dict(sandbox) for r in SANDBOX_ROLES})
+    if roles:
+        layer["roles"] = roles
     return layer
 
 
@@ -348,8 +412,9 @@ def load_run_config(
 ) -> RunConfig:
     """Build and resolve the run config from the YAML file, the environment and CLI values.
 
-    ``cli`` maps field names (and ``model``, ``base_url``, ``api_key_env``) to values; None
-    means "not given". Raises ConfigError naming the file/field, variable or flag at fault.
+    ``cli`` maps field names (and ``model``, ``base_url``, ``api_key_env`` and their
+    ``roles_`` forms for the sandbox roles) to values; None means "not given". Raises
+    ConfigError naming the file/field, variable or flag at fault.
     """
     file_layer = _read_yaml(path) if path is not None else {}
     env_layer, env_names = _env_layer(os.environ if environ is None else environ)
@@ -399,6 +464,32 @@ def _check_roles(merged: dict[str, Any], file_layer: dict[str, Any], sources: _S
     url_flag = "roles.model_under_test.base_url" in sources.cli
     if url_flag and isinstance(mut, dict) and not mut.get("model"):
         raise ConfigError("needs --model (the model id at that endpoint)", field="--base-url")
+    _check_roles_flags(roles, sources)
+
+
+def _check_roles_flags(roles: dict[str, Any], sources: _Sources) -> None:
+    """--roles-model / --roles-base-url / --roles-api-key-env: one endpoint for the user,
+    the director and the judge; the first two go together (or the file gives the URL)."""
+    given = {
+        flag
+        for key, flag in _FLAGS.items()
+        if flag.startswith("--roles-") and key in sources.cli and key.startswith("roles.")
+    }
+    if not given:
+        return
+    for role in SANDBOX_ROLES:
+        entry = roles.get(role)
+        if not isinstance(entry, dict):
+            continue
+        if "--roles-base-url" in given and not entry.get("model"):
+            raise ConfigError("needs --roles-model (the model id at that endpoint)",
+                              field="--roles-base-url")  # fmt: skip
+        if entry.get("kind", "openai") == "openai" and not entry.get("base_url"):
+            raise ConfigError(
+                "needs --roles-base-url (an OpenAI-compatible endpoint) or the roles' "
+                "base_url in --config",
+                field=", ".join(sorted(given)),
+            )
 
 
 def _check_model_flag(config: RunConfig, sources: _Sources) -> None:

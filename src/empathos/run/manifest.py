@@ -80,7 +80,17 @@ class Session(_Model):
     planned: int = Field(0, ge=0, description="Dialogues selected by this session.")
     skipped: int = Field(0, ge=0, description="Finished earlier, so not run again.")
     ran: int = Field(0, ge=0, description="Dialogues finished by this session.")
-    errors: int = Field(0, ge=0, description="Of those, dialogues that ended as errors.")
+    errors: int = Field(
+        0, ge=0, description="Of those, dialogues that ended as errors (crashes included)."
+    )
+    crashed: int = Field(
+        0, ge=0, description="Of those, dialogues an exception crashed (a bug; error records)."
+    )
+    failure: str | None = Field(
+        None,
+        description="Why the session failed (status 'failed'): e.g. every dialogue crashed "
+        "or ended as an error, with the counts. None otherwise.",
+    )
 
 
 class Manifest(_Model):
@@ -102,6 +112,11 @@ class Manifest(_Model):
         default_factory=list, description="Invalid scenarios skipped: 'file: field: problem'."
     )
     sessions: list[Session] = Field(default_factory=list, description="Every invocation.")
+    score_warning: str | None = Field(
+        None,
+        description="Why this run's scores are not meaningful (sandbox roles on the bundled "
+        "135M model); None: no known reason. Every record carries the same warning.",
+    )
 
 
 def utc_now() -> str:
@@ -198,7 +213,11 @@ def fingerprint_parts(config: RunConfig, system_prompt_version: str) -> dict[str
             "handler": ep.handler,
             "sampling": ep.sampling(),
         }
+        if ep.resolved_prompt_style() != "full":  # full-style runs keep their old fingerprint
+            shaping["prompt_style"] = ep.resolved_prompt_style()
         parts[f"roles.{role}"] = shaping
+    if config.on_empty != "reply":  # only when set, so that older run directories resume
+        parts["on_empty"] = config.on_empty
     parts.update(
         max_turns=config.max_turns,
         min_turns=config.min_turns,

@@ -95,11 +95,13 @@ class RunProgress:
         self._bar.advance(self._task)
         self._refresh()
 
-    def dialogue_crashed(self, key: DialogueKey, reason: str) -> None:
-        """A bug: say so; the dialogue is not recorded and runs again on resume."""
+    def dialogue_crashed(self, key: DialogueKey, reason: str, *, recorded: bool) -> None:
+        """A bug: say so; the dialogue runs again on resume (its error record, if written,
+        holds the exception)."""
         self.crashes += 1
+        where = "recorded as an error" if recorded else "not recorded"
         self.console.print(
-            f"crashed  {key.id} (not recorded; a bug, please report): {reason}",
+            f"crashed  {key.id} ({where}; a bug, please report): {reason}",
             markup=False,
             highlight=False,
             soft_wrap=True,

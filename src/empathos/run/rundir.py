@@ -6,6 +6,7 @@ Layout::
     <out>/index.sqlite             one row per finished dialogue (done or error)
     <out>/records/<case>__t<k>.json one record per finished dialogue (written atomically)
     <out>/cache.sqlite             the response cache, when a role has cache: true
+    <out>/run.lock                 the one-writer lock (see empathos.run.lock)
 
 A record file is written first (temporary file + rename), then indexed; on open the index is
 reconciled with the files (a record written just before a crash is indexed, a row whose file
@@ -26,6 +27,7 @@ from empathos.epm import TerminationKind
 from empathos.errors import ConfigError, RecordError
 from empathos.records import DialogueRecord, read_record, write_record
 from empathos.records.io import RUN_RECORDS_DIR
+from empathos.run.lock import LOCK_NAME, RunLock
 from empathos.run.manifest import MANIFEST_NAME, read_manifest, utc_now
 
 __all__ = [
@@ -50,6 +52,8 @@ _OURS = frozenset(
             for suffix in ("", "-wal", "-shm")
         ),
         "records",
+        "logs",  # per-dialogue logs of the empa-release protocol
+        LOCK_NAME,
     }
 )
 _KEY = re.compile(r"^(?P<case>.+)__t(?P<trial>\d+)$")
@@ -131,10 +135,12 @@ def row_for(key: DialogueKey, record: DialogueRecord, file: str) -> IndexRow:
 
 
 class RunDir:
-    """An opened run directory (see the module docstring for its layout)."""
+    """An opened run directory (see the module docstring for its layout), held by this
+    process alone while ``lock`` is held (:func:`open_run_dir` takes it)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, lock: RunLock | None = None) -> None:
         self.path = path
+        self.lock = lock
         self.records = path / RECORDS_DIR
         self.records.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path / INDEX_NAME)
@@ -144,6 +150,8 @@ class RunDir:
             self._db.commit()
         except sqlite3.DatabaseError as exc:
             self._db.close()
+            if lock is not None:
+                lock.release()
             raise ConfigError(
                 f"damaged run index ({exc}); delete it and rerun: the records are indexed again "
                 "from their files",
@@ -197,8 +205,10 @@ class RunDir:
         return problems
 
     def close(self) -> None:
-        """Close the index."""
+        """Close the index and release the directory's lock."""
         self._db.close()
+        if self.lock is not None:
+            self.lock.release()
 
 
 def _differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
@@ -213,36 +223,44 @@ def _start_over(path: Path) -> None:
 
 
 def open_run_dir(path: Path, fingerprint: dict[str, str], *, force: bool) -> RunDir:
-    """Open (or create) ``path`` for a run with ``fingerprint``.
+    """Open (or create) ``path`` for a run with ``fingerprint``, holding its lock.
 
-    A directory made with a different config is refused (one line naming the parts that
-    differ) unless ``force``, which starts it over. A non-empty directory that is not a run
-    directory is always refused."""
+    A directory another live run holds is refused (one line naming the holder); a lock left
+    by a killed run is taken over (``RunDir.lock.previous`` names it). A directory made with a
+    different config is refused (one line naming the parts that differ) unless ``force``,
+    which starts it over. A non-empty directory that is not a run directory is always
+    refused."""
     if path.exists() and not path.is_dir():
         raise ConfigError("exists and is not a directory", file=path, field="--out")
-    old = read_manifest(path) if path.is_dir() else None
-    foreign = [p for p in path.iterdir() if p.name not in _OURS] if path.is_dir() else []
-    if old is None and foreign:
-        raise ConfigError(
-            "exists, is not empty and is not a run directory (no manifest.json); "
-            "choose another --out",
-            file=path,
-            field="--out",
-        )
-    if old is not None:
-        diff = _differences(old.fingerprint, fingerprint)
-        if diff and not force:
+    if path.is_dir() and read_manifest(path) is None:
+        foreign = [p for p in path.iterdir() if p.name not in _OURS]
+        if foreign:
             raise ConfigError(
-                f"was made with a different config (differs in: {', '.join(diff)}); "
-                "choose another --out, or pass --force to start it over",
+                "exists, is not empty and is not a run directory (no manifest.json); "
+                "choose another --out",
                 file=path,
                 field="--out",
             )
-        if diff:
-            _start_over(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         problem = f"cannot create the run directory ({exc.strerror or exc.__class__.__name__})"
         raise ConfigError(problem, file=path, field="--out") from None
-    return RunDir(path)
+    lock = RunLock.acquire(path, utc_now())
+    try:
+        old = read_manifest(path)  # read again: only now is no other run writing it
+        if old is not None:
+            diff = _differences(old.fingerprint, fingerprint)
+            if diff and not force:
+                raise ConfigError(
+                    f"was made with a different config (differs in: {', '.join(diff)}); "
+                    "choose another --out, or pass --force to start it over",
+                    file=path,
+                    field="--out",
+                )
+            if diff:
+                _start_over(path)
+        return RunDir(path, lock)
+    except BaseException:
+        lock.release()
+        raise

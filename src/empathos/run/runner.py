@@ -4,7 +4,8 @@ Dialogues run as asyncio tasks, at most ``concurrency`` at once (each endpoint a
 own named limit in the model client). Each finished dialogue is written atomically and then
 indexed, as soon as it ends, so Ctrl-C or a crash loses only the dialogues in flight, which
 the same command runs again. The runner knows nothing of models: it is given a function
-that produces one dialogue's record (see :mod:`empathos.run.session` for the sandbox one).
+that produces one dialogue's record (see :mod:`empathos.run.session` for the sandbox one,
+:mod:`empathos.run.protocols.empa_release` for the published release's loop).
 """
 
 from __future__ import annotations
@@ -16,19 +17,36 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from empathos.errors import ConfigError
-from empathos.records import DialogueRecord, write_record
+from empathos.records import DialogueRecord
+from empathos.records.io import write_text_atomic
 from empathos.run.rundir import DialogueKey, IndexRow, RunDir, row_for
-from empathos.scenarios import Scenario
 
 __all__ = [
+    "Case",
+    "CrashFn",
     "DialogueFn",
     "Job",
     "Plan",
     "ProgressSink",
     "RunOutcome",
+    "StoredRecord",
     "plan_jobs",
     "run_jobs",
 ]
+
+
+class Case(Protocol):
+    """What the runner needs of a case: an id and a hash of its content (a Scenario, or a
+    case of another protocol)."""
+
+    @property
+    def id(self) -> str:
+        """The case id."""
+        ...
+
+    def scenario_hash(self) -> str:
+        """A hash of the case's content (a changed case is not resumed)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +54,16 @@ class Job:
     """One dialogue to produce: a scenario and a trial (the trial is also the seed)."""
 
     key: DialogueKey
-    scenario: Scenario
+    scenario: Case
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """A dialogue's record with the exact text its file holds (a format other than ours,
+    e.g. the published one); ``record`` is that text read back, for the index."""
+
+    record: DialogueRecord
+    text: str
 
 
 @dataclass(frozen=True)
@@ -61,11 +88,13 @@ class ProgressSink(Protocol):
     def dialogue_finished(self, key: DialogueKey, row: IndexRow) -> None:
         """A dialogue ended and its record is on disk."""
 
-    def dialogue_crashed(self, key: DialogueKey, reason: str) -> None:
-        """A dialogue raised an unexpected exception (a bug): nothing was written."""
+    def dialogue_crashed(self, key: DialogueKey, reason: str, *, recorded: bool) -> None:
+        """A dialogue raised an unexpected exception (a bug); ``recorded``: its error record
+        was written (else nothing was)."""
 
 
-DialogueFn = Callable[[Job], Awaitable[DialogueRecord]]
+DialogueFn = Callable[[Job], Awaitable[DialogueRecord | StoredRecord]]
+CrashFn = Callable[[Job, Exception], DialogueRecord]
 
 
 @dataclass
@@ -77,12 +106,22 @@ class RunOutcome:
 
     @property
     def errors(self) -> int:
-        """Dialogues of this session recorded as errors."""
+        """Dialogues of this session recorded as errors (crashes included)."""
         return sum(r.status == "error" for r in self.rows)
+
+    @property
+    def attempted(self) -> int:
+        """Dialogues this session ran to an outcome: finished, errors and crashes."""
+        return len({r.dialogue_id for r in self.rows} | set(self.crashed))
+
+    @property
+    def failed(self) -> bool:
+        """True when the session ran dialogues and not one of them finished without error."""
+        return self.attempted > 0 and not any(r.status == "done" for r in self.rows)
 
 
 def plan_jobs(
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Case],
     trials: int,
     run_dir: RunDir,
     *,
@@ -124,32 +163,49 @@ async def run_jobs(
     *,
     concurrency: int,
     progress: ProgressSink,
+    crash_record: CrashFn | None = None,
+    outcome: RunOutcome | None = None,
 ) -> RunOutcome:
     """Run ``jobs`` with at most ``concurrency`` in flight; write and index each as it ends.
 
+    ``outcome`` (a new one if not given) is filled as dialogues end, so a caller that is
+    interrupted still knows what this session finished.
+
     An unexpected exception in one dialogue (a bug, never a model failure: those come back
-    as ``error`` records) is reported and leaves nothing on disk; the others go on. On
-    cancellation (Ctrl-C) the dialogues in flight are dropped and the finished ones stay."""
-    outcome = RunOutcome()
+    as ``error`` records) is reported and, with ``crash_record``, recorded as that function's
+    ``error`` record (the exception's type and message); the others go on. On cancellation
+    (Ctrl-C) the dialogues in flight are dropped and the finished ones stay. ``outcome``
+    (default: a new one) is filled as dialogues end, so a caller interrupted mid-run can
+    still count what finished."""
+    outcome = RunOutcome() if outcome is None else outcome
     gate = asyncio.Semaphore(concurrency)
+
+    def keep(job: Job, result: DialogueRecord | StoredRecord) -> IndexRow:
+        # Written and indexed with no await in between: a cancellation (Ctrl-C) cannot
+        # fall between the two. One small file with fsync holds the loop for milliseconds.
+        if isinstance(result, StoredRecord):
+            record, text = result.record, result.text
+        else:
+            record, text = result, result.model_dump_json(indent=1)
+        path = write_text_atomic(run_dir.record_path(job.key), text)
+        row = row_for(job.key, record, str(path.relative_to(run_dir.path)))
+        run_dir.index(row)
+        outcome.rows.append(row)
+        return row
 
     async def one(job: Job) -> None:
         async with gate:
             progress.dialogue_started(job.key)
             try:
-                record = await dialogue(job)
+                result = await dialogue(job)
             except Exception as exc:
                 reason = "".join(traceback.format_exception_only(exc)).strip()
                 outcome.crashed[job.key.id] = reason
-                progress.dialogue_crashed(job.key, reason)
+                if crash_record is not None:
+                    keep(job, crash_record(job, exc))
+                progress.dialogue_crashed(job.key, reason, recorded=crash_record is not None)
                 return
-            # Written and indexed with no await in between: a cancellation (Ctrl-C) cannot
-            # fall between the two. One small file with fsync holds the loop for milliseconds.
-            path = write_record(record, run_dir.record_path(job.key))
-            row = row_for(job.key, record, str(path.relative_to(run_dir.path)))
-            run_dir.index(row)
-            outcome.rows.append(row)
-            progress.dialogue_finished(job.key, row)
+            progress.dialogue_finished(job.key, keep(job, result))
 
     tasks = [asyncio.create_task(one(job), name=job.key.id) for job in jobs]
     try:

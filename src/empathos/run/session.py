@@ -8,7 +8,9 @@ session's outcome into the manifest; :func:`run_leaderboard` scores what the run
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -16,7 +18,7 @@ from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, RecordError, ScenarioError
 from empathos.llm import ModelClient, ResponseCache
 from empathos.prompts import load_template, model_under_test_prompt
-from empathos.records import DialogueRecord, LoadedRecord, load_records
+from empathos.records import DialogueRecord, LoadedRecord, crash_record, load_records
 from empathos.run.config import RunConfig
 from empathos.run.manifest import (
     Manifest,
@@ -31,9 +33,10 @@ from empathos.run.manifest import (
     write_manifest,
 )
 from empathos.run.progress import RunProgress
+from empathos.run.protocols import empa_release
 from empathos.run.roles import build_roles, check_api_keys, check_handlers
 from empathos.run.rundir import IndexRow, RunDir, open_run_dir
-from empathos.run.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
+from empathos.run.runner import Case, DialogueFn, Job, Plan, RunOutcome, plan_jobs, run_jobs
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.scenarios import BUILTIN, DEFAULT_BUILTIN_IDS, Scenario, load_scenarios, select
 from empathos.scoring.leaderboard import LeaderboardRow, leaderboard
@@ -42,13 +45,20 @@ __all__ = [
     "PreparedRun",
     "close_session",
     "execute",
+    "failure_reason",
     "prepare_run",
     "run_leaderboard",
     "sandbox_config",
     "select_scenarios",
 ]
 
-_TEMPLATE_ROLES = ("user", "director", "judge_iedr", "judge_mdep")
+# Template role -> the config role whose endpoint decides its prompt style.
+_TEMPLATE_ROLES = {
+    "user": "user",
+    "director": "director",
+    "judge_iedr": "judge",
+    "judge_mdep": "judge",
+}
 
 
 @dataclass
@@ -56,7 +66,7 @@ class PreparedRun:
     """A run ready to execute: its config, scenarios, directory, manifest and plan."""
 
     config: RunConfig
-    scenarios: list[Scenario]
+    scenarios: Sequence[Case]  # Scenario; a ReleaseCase for --protocol empa-release
     invalid: list[ScenarioError]
     run_dir: RunDir
     manifest: Manifest
@@ -65,6 +75,8 @@ class PreparedRun:
     clients: list[ModelClient]
     cache: ResponseCache | None
     unreadable: list[RecordError] = field(default_factory=list)
+    outcome: RunOutcome = field(default_factory=RunOutcome)
+    """What this session has finished so far (filled as dialogues end, Ctrl-C or not)."""
 
     @property
     def invalid_selected(self) -> list[ScenarioError]:
@@ -121,10 +133,11 @@ def _languages(config: RunConfig, scenarios: list[Scenario]) -> list[str]:
 def _prompts(config: RunConfig, languages: list[str]) -> list[PromptInfo]:
     out: list[PromptInfo] = []
     for lang in languages:
-        for role in _TEMPLATE_ROLES:
-            tpl = load_template(role, lang)
+        for role, owner in _TEMPLATE_ROLES.items():
+            tpl = load_template(role, lang, config.role(owner).resolved_prompt_style())
             out.append(PromptInfo(role=role, language=lang, id=tpl.id, version=tpl.version))
-        mut = model_under_test_prompt(config.system_prompt, lang)
+        style = config.role("model_under_test").resolved_prompt_style()
+        mut = model_under_test_prompt(config.system_prompt, lang, style)
         out.append(
             PromptInfo(
                 role="model_under_test",
@@ -146,18 +159,34 @@ def sandbox_config(config: RunConfig) -> SandboxConfig:
         language=config.language,
         system_prompt=config.system_prompt,
         director=config.director_mode,
+        on_empty=config.on_empty,
     )
 
 
-def _new_manifest(
-    config: RunConfig,
-    old: Manifest | None,
-    fingerprint: dict[str, str],
-    scenarios: list[Scenario],
-    invalid: list[ScenarioError],
-) -> Manifest:
-    languages = _languages(config, scenarios)
-    infos = {
+def _utc(stamp: str) -> datetime:
+    when = datetime.fromisoformat(stamp)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _settle_killed(sessions: list[Session], rows: dict[str, IndexRow]) -> list[Session]:
+    """Earlier sessions still marked ``running`` were killed (we hold the directory's lock,
+    so none is running): mark them ``interrupted``, counting the dialogues they finished
+    from the index (a record's time is its dialogue's start)."""
+    out: list[Session] = []
+    for session in sessions:
+        if session.status == "running":
+            start = _utc(session.started_at)
+            mine = [r for r in rows.values() if _utc(r.finished_at) >= start]
+            errors = sum(r.status == "error" for r in mine)
+            session = session.model_copy(
+                update={"status": "interrupted", "ran": len(mine), "errors": errors}
+            )
+        out.append(session)
+    return out
+
+
+def _scenario_infos(scenarios: list[Scenario]) -> dict[str, ScenarioInfo]:
+    return {
         s.id: ScenarioInfo(
             id=s.id,
             hash=s.scenario_hash(),
@@ -166,6 +195,17 @@ def _new_manifest(
         )
         for s in scenarios
     }
+
+
+def _new_manifest(
+    config: RunConfig,
+    old: Manifest | None,
+    fingerprint: dict[str, str],
+    infos: dict[str, ScenarioInfo],
+    prompts: list[PromptInfo],
+    invalid: list[ScenarioError],
+    rows: dict[str, IndexRow],
+) -> Manifest:
     if old is not None:  # keep the scenarios of earlier sessions on record
         infos = {**{s.id: s for s in old.scenarios}, **infos}
     now = utc_now()
@@ -176,10 +216,14 @@ def _new_manifest(
         fingerprint=fingerprint,
         versions=package_versions(),
         git_commit=git_commit(),
-        prompts=_prompts(config, languages),
+        prompts=prompts,
         scenarios=list(infos.values()),
         skipped_scenarios=[e.line() for e in invalid],
-        sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
+        sessions=[
+            *_settle_killed(old.sessions if old else [], rows),
+            Session(started_at=now, status="running"),
+        ],
+        score_warning=config.score_warning(),
     )
 
 
@@ -187,28 +231,43 @@ def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
     """Check everything, open the run directory, write the manifest, plan the dialogues."""
     check_api_keys(config)
     check_handlers(config)
-    sandbox_config(config).epm()  # fails now on turn settings the EPM refuses
-    scenarios, invalid = select_scenarios(config)
-    languages = _languages(config, scenarios)
-    prompt_version = ";".join(
-        f"{p.language}:{p.id}@{p.version}"
-        for p in _prompts(config, languages)
-        if p.role == "model_under_test"
-    )
-    fingerprint = fingerprint_parts(config, prompt_version)
+    scenarios: Sequence[Case]
+    release = empa_release.load_release() if config.protocol == empa_release.PROTOCOL else None
+    if release is None:
+        sandbox_config(config).epm()  # fails now on turn settings the EPM refuses
+        ours, invalid = select_scenarios(config)
+        prompts = _prompts(config, _languages(config, ours))
+        prompt_version = ";".join(
+            f"{p.language}:{p.id}@{p.version}" for p in prompts if p.role == "model_under_test"
+        )
+        fingerprint = fingerprint_parts(config, prompt_version)
+        scenarios, infos = ours, _scenario_infos(ours)
+    else:
+        cases = empa_release.select_cases(config, release)
+        fingerprint = empa_release.fingerprint(config, release)
+        scenarios, invalid = cases, []
+        infos, prompts = empa_release.manifest_parts(config, release, cases)
     assert config.out is not None
     out = Path(config.out)
     run_dir = open_run_dir(out, fingerprint, force=force)
-    unreadable = run_dir.reconcile()
-    plan = plan_jobs(scenarios, config.trials, run_dir, retry_errors=config.retry_errors)
-    cache = None
-    if any(config.role(r).cache for r in ("user", "director", "judge", "model_under_test")):
-        cache = ResponseCache(config.cache_path or out / "cache.sqlite")
-    roles, clients = build_roles(config, cache)
-    manifest = _new_manifest(config, read_manifest(out), fingerprint, scenarios, invalid)
-    manifest.sessions[-1].planned = plan.total
-    manifest.sessions[-1].skipped = len(plan.finished)
-    write_manifest(manifest, out)
+    try:
+        unreadable = run_dir.reconcile()
+        plan = plan_jobs(scenarios, config.trials, run_dir, retry_errors=config.retry_errors)
+        cache = None
+        if any(config.role(r).cache for r in ("user", "director", "judge", "model_under_test")):
+            cache = ResponseCache(config.cache_path or out / "cache.sqlite")
+        roles, clients = build_roles(config, cache)
+        manifest = _new_manifest(
+            config, read_manifest(out), fingerprint, infos, prompts, invalid, run_dir.rows()
+        )
+        if release is not None:
+            manifest.versions["empa"] = release.version
+        manifest.sessions[-1].planned = plan.total
+        manifest.sessions[-1].skipped = len(plan.finished)
+        write_manifest(manifest, out)
+    except BaseException:
+        run_dir.close()  # releases the directory's lock
+        raise
     return PreparedRun(
         config, scenarios, invalid, run_dir, manifest, plan, roles, clients, cache, unreadable
     )
@@ -219,8 +278,10 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
     from empathos.sandbox import run_dialogue
 
     settings = sandbox_config(prepared.config)
+    warning = prepared.config.score_warning()
 
     async def dialogue(job: Job) -> DialogueRecord:
+        assert isinstance(job.scenario, Scenario)
         record = await run_dialogue(
             job.scenario,
             prepared.roles,
@@ -229,15 +290,35 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
             observer=progress.observer(job.key),
         )
         meta = {**record.metadata, "dialogue_id": job.key.id, "trial": job.key.trial}
-        return record.model_copy(update={"metadata": meta})
+        return record.model_copy(update={"metadata": meta, "score_warning": warning})
 
+    def crashed(job: Job, exc: Exception) -> DialogueRecord:
+        names = prepared.roles.names()
+        return crash_record(
+            scenario_id=job.scenario.id,
+            scenario_hash=job.scenario.scenario_hash(),
+            exc=exc,
+            model=names.get("tested"),
+            roles={k: v for k, v in names.items() if k != "tested"},
+            config=settings.epm(),
+            metadata={"dialogue_id": job.key.id, "trial": job.key.trial},
+        ).model_copy(update={"score_warning": warning})
+
+    chosen: DialogueFn = dialogue
+    if prepared.config.protocol == empa_release.PROTOCOL:
+        release = empa_release.load_release()
+        chosen = empa_release.release_dialogue(
+            release, prepared.config, prepared.roles, prepared.run_dir.path
+        )
     try:
         return await run_jobs(
             prepared.plan.pending,
             prepared.run_dir,
-            dialogue,
+            chosen,
             concurrency=prepared.config.concurrency,
             progress=progress,
+            crash_record=crashed,
+            outcome=prepared.outcome,
         )
     finally:
         for client in prepared.clients:
@@ -256,10 +337,26 @@ def close_session(
     if outcome is not None:
         session.ran = len(outcome.rows)
         session.errors = outcome.errors
+        session.crashed = len(outcome.crashed)
+        session.failure = failure_reason(outcome)
+        if session.failure is not None and status == "completed":
+            session.status = "failed"
     write_manifest(prepared.manifest, prepared.run_dir.path)
     prepared.run_dir.close()
     if prepared.cache is not None:
         prepared.cache.close()
+
+
+def failure_reason(outcome: RunOutcome) -> str | None:
+    """Why a session that ran dialogues failed (not one finished without error), else None."""
+    if not outcome.failed:
+        return None
+    n, crashed = outcome.attempted, len(outcome.crashed)
+    if crashed == n:
+        return f"every dialogue crashed ({crashed} of {n})"
+    if crashed:
+        return f"no dialogue finished: {crashed} of {n} crashed, {n - crashed} ended as errors"
+    return f"every dialogue ended as an error ({n} of {n})"
 
 
 def run_leaderboard(prepared: PreparedRun) -> tuple[list[LeaderboardRow], list[IndexRow]]:

@@ -14,6 +14,7 @@ from empathos.sandbox.agents import (
     Failure,
     JudgeAgent,
     TestedAgent,
+    TestedReply,
     UserAgent,
 )
 from empathos.sandbox.config import DirectorMode, RewardKind, Roles, SandboxConfig, model_name
@@ -50,6 +51,7 @@ __all__ = [
     "StatePacket",
     "StepInfo",
     "TestedAgent",
+    "TestedReply",
     "TestedView",
     "TurnEvent",
     "UserAgent",

@@ -16,12 +16,20 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar, cast
 
 from empathos.errors import ModelCallError
-from empathos.llm import CallRecord, ChatModel, Message, record_of
+from empathos.llm import (
+    CallRecord,
+    ChatModel,
+    Message,
+    as_messages,
+    prompt_style_of,
+    record_of,
+)
 from empathos.prompts import (
     RenderedPrompt,
     director_prompt,
     judge_iedr_prompt,
     judge_mdep_prompt,
+    user_messages,
     user_prompt,
 )
 from empathos.records import IndicatorRating, ModelCallRecord
@@ -39,6 +47,7 @@ __all__ = [
     "JudgeAgent",
     "Ratings",
     "TestedAgent",
+    "TestedReply",
     "UserAgent",
     "call_record",
 ]
@@ -92,6 +101,8 @@ def call_record(
     }
     if rec.error_type:
         meta["error_type"] = rec.error_type
+    if rec.flags:
+        meta["flags"] = list(rec.flags)
     if output is not None:
         meta["output"] = output
     return ModelCallRecord(
@@ -150,12 +161,16 @@ async def _chat(
 
 
 class UserAgent:
-    """The simulated person: writes the next user line."""
+    """The simulated person: writes the next user line.
+
+    Its prompt style follows its model's endpoint config (compact on the bundled model): the
+    compact prompt is a system message followed by the chat as chat messages."""
 
     role = "user"
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
+        self.style = prompt_style_of(model)
 
     async def act(
         self, view: UserView, state: DialogueState
@@ -170,24 +185,51 @@ class UserAgent:
             guidance=view.guidance,
             history=view.history,
             language=view.language,
+            style=self.style,
         )
-        return await _chat(self.model, state, _prompt_messages(prompt), prompt, view.turn)
+        if self.style == "compact":
+            msgs = as_messages(user_messages(prompt, view.history))
+        else:
+            msgs = _prompt_messages(prompt)
+        return await _chat(self.model, state, msgs, prompt, view.turn)
+
+
+@dataclass(frozen=True, slots=True)
+class TestedReply:
+    """The model under test's reply ('' for an empty reply) and why its generation stopped."""
+
+    text: str
+    finish_reason: str | None = None
 
 
 class TestedAgent:
-    """The model under test: the next supportive reply, from its system prompt and the chat."""
+    """The model under test: the next supportive reply, from its system prompt and the chat.
+
+    ``on_empty``: a reply without text (null content, or blank) is an empty reply the judge
+    rates ('reply'), or a failed call that ends the dialogue as ``error`` ('error')."""
 
     role = "tested"
 
-    def __init__(self, model: ChatModel) -> None:
+    def __init__(self, model: ChatModel, *, on_empty: Literal["reply", "error"] = "reply") -> None:
         self.model = model
+        self.on_empty = on_empty
 
     async def act(
         self, view: TestedView, state: DialogueState
-    ) -> tuple[str | Failure, DialogueState]:
+    ) -> tuple[TestedReply | Failure, DialogueState]:
         """The reply to the conversation in ``view.messages``."""
         msgs = list(view.messages)
-        return await _chat(self.model, state, msgs, view.system_prompt, view.turn)
+        prompt, turn = view.system_prompt, view.turn
+        try:
+            res = await self.model.chat(msgs, allow_empty=self.on_empty == "reply")
+        except ModelCallError as exc:
+            return _failed(exc, state, self.model.role, prompt, msgs, turn)
+        state = state.with_call(call_record(res.record, turn=turn, prompt=prompt, messages=msgs))
+        text = res.text.strip()
+        if not text and self.on_empty == "error":
+            finish = f" (finish_reason: {res.finish_reason})" if res.finish_reason else ""
+            return Failure(f"{self.model.role} call returned no text{finish}"), state
+        return TestedReply(text, res.finish_reason), state
 
 
 def _ratings(form: IEDRForm | MDEPForm) -> Ratings:
@@ -207,6 +249,7 @@ class JudgeAgent:
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
+        self.style = prompt_style_of(model)
 
     async def act(
         self, view: JudgeView, state: DialogueState
@@ -214,7 +257,7 @@ class JudgeAgent:
         """Ratings by indicator key (IEDR or MDEP, per ``view.kind``)."""
         schema: type[IEDRForm] | type[MDEPForm]
         if view.kind == "iedr":
-            prompt = judge_iedr_prompt(view.scenario, language=view.language)
+            prompt = judge_iedr_prompt(view.scenario, language=view.language, style=self.style)
             schema = IEDRForm
         else:
             prompt = judge_mdep_prompt(
@@ -223,6 +266,7 @@ class JudgeAgent:
                 window=view.window,
                 k=view.k,
                 language=view.language,
+                style=self.style,
             )
             schema = MDEPForm
         msgs = _prompt_messages(prompt)
@@ -252,6 +296,7 @@ class DirectorAgent:
     def __init__(self, model: ChatModel | None, *, reveal_every: int = 3) -> None:
         self.model = model
         self.reveal_every = reveal_every
+        self.style = prompt_style_of(model)
 
     async def act(
         self, view: DirectorView, state: DialogueState
@@ -269,6 +314,7 @@ class DirectorAgent:
             min_turns=view.min_turns,
             max_turns=view.max_turns,
             language=view.language,
+            style=self.style,
         )
         msgs = _prompt_messages(prompt)
         try:

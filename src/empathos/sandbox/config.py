@@ -58,6 +58,12 @@ class SandboxConfig(BaseModel):
     reveal_every: int = Field(
         default=3, ge=1, description="Rule-based director: release the next stage every N turns."
     )
+    on_empty: Literal["reply", "error"] = Field(
+        default="reply",
+        description="A reply of the model under test without text (null content, a blank "
+        "one, a reasoning model out of tokens): 'reply' records it as an empty reply that the "
+        "judge rates and the score counts; 'error' ends the dialogue as error.",
+    )
     open_with_topic: bool = Field(
         default=True,
         description="Turn 1's user line is the persona's chat topic verbatim (no model call).",

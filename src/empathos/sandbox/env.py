@@ -27,11 +27,19 @@ from empathos.epm import (
     init_state,
 )
 from empathos.errors import ConfigError
-from empathos.llm import Message
+from empathos.llm import Message, prompt_style_of
 from empathos.prompts import RenderedPrompt, model_under_test_prompt
 from empathos.records import DialogueRecord, IndicatorRating, InitialDeficit
 from empathos.rubric import EMPATHY_RUBRIC, p0_from_iedr
-from empathos.sandbox.agents import Agent, DirectorAgent, Failure, JudgeAgent, Ratings, UserAgent
+from empathos.sandbox.agents import (
+    Agent,
+    DirectorAgent,
+    Failure,
+    JudgeAgent,
+    Ratings,
+    TestedReply,
+    UserAgent,
+)
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.sandbox.events import DialogueObserver, TurnEvent
 from empathos.sandbox.state import (
@@ -59,9 +67,10 @@ class StepInfo(BaseModel):
     evaluated: bool = Field(description="The judge rated a window at this turn.")
     scored: bool | None = Field(description="The evaluation was scored (None: no evaluation).")
     reward_valid: bool = Field(
-        description="False when the evaluation was unscored: the reward is NaN, not a value."
+        description="False when the turn is unscored (no evaluation at this turn, or an "
+        "unscored one): the reward is NaN, not a value."
     )
-    unscored_reason: str | None = Field(description="Why the evaluation is unscored.")
+    unscored_reason: str | None = Field(description="Why the turn is unscored.")
     ratings: Ratings = Field(description="The judge's ratings at this turn (empty if none).")
     packet: StatePacket | None = Field(description="The EPM state packet after this turn.")
     termination: Termination | None = Field(description="How the dialogue ended, if it did.")
@@ -83,8 +92,10 @@ class EmpathyEnv:
     - ``distance`` (default): d(P_{t-1}) - d(P_t), the decrease of the half-space distance;
     - ``delta_e``: the energy increment delta_E_t.
 
-    A turn without an evaluation (K > 1) gets 0.0: the state did not move. An unscored
-    evaluation gets NaN with ``info.reward_valid`` false, never a silent 0.
+    A turn without an evaluation (K > 1) is unscored: nobody judged it, so its reward is NaN
+    with ``info.reward_valid`` false (its effect is in the reward of the next evaluation,
+    which rates the whole window). An unscored evaluation is NaN the same way. Never a
+    silent 0.
     """
 
     def __init__(
@@ -138,7 +149,8 @@ class EmpathyEnv:
     async def reset(self, scenario: Scenario, seed: int = 0) -> list[Message]:
         """Start a dialogue: P_0 (stored, else the judge's IEDR) and turn 1's user line."""
         language = self.config.language or scenario.labels.language
-        self.system_prompt = model_under_test_prompt(self.config.system_prompt, language)
+        style = prompt_style_of(self.roles.tested) if self.roles.tested is not None else "full"
+        self.system_prompt = model_under_test_prompt(self.config.system_prompt, language, style)
         self._seed, self._last_eval, self._seen_calls = seed, 0, 0
         self._started = datetime.now(UTC).isoformat()
         state = DialogueState(scenario=scenario, language=language, epm_config=self.epm_config)
@@ -153,11 +165,12 @@ class EmpathyEnv:
             self._emit()
         return self.observation()
 
-    async def step(self, reply: str) -> EnvStep:
-        """Close the current turn with ``reply`` (the policy's) and run the rest of the turn."""
-        return await self._advance(self._open_state(), reply)
+    async def step(self, reply: str, *, finish_reason: str | None = None) -> EnvStep:
+        """Close the current turn with ``reply`` (the policy's; a blank one is an empty reply
+        the judge rates) and run the rest of the turn."""
+        return await self._advance(self._open_state(), reply, finish_reason)
 
-    async def step_agent(self, agent: Agent[TestedView, str]) -> EnvStep:
+    async def step_agent(self, agent: Agent[TestedView, str | TestedReply]) -> EnvStep:
         """Like :meth:`step`, the reply coming from ``agent`` (the model under test)."""
         state = self._open_state()
         out, state = await agent.act(tested_view(state, self.system_prompt), state)
@@ -168,6 +181,8 @@ class EmpathyEnv:
                             unscored_reason=None, ratings={}, packet=None,
                             termination=self.state.termination, director_action=None)  # fmt: skip
             return self._result(math.nan, info)
+        if isinstance(out, TestedReply):
+            return await self._advance(state, out.text, out.finish_reason)
         return await self._advance(state, out)
 
     def abort(self, reason: str) -> None:
@@ -248,14 +263,17 @@ class EmpathyEnv:
                                            reason=out.reason))  # fmt: skip
         return state.with_user_line(out)
 
-    async def _advance(self, state: DialogueState, reply: str) -> EnvStep:
+    async def _advance(
+        self, state: DialogueState, reply: str, finish_reason: str | None = None
+    ) -> EnvStep:
         cfg = self.epm_config
-        state = state.with_reply(reply)
+        state = state.with_reply(reply, finish_reason=finish_reason)
         t = state.turn
-        info = StepInfo(turn=t, evaluated=False, scored=None, reward_valid=True,
-                        unscored_reason=None, ratings={}, packet=None, termination=None,
+        info = StepInfo(turn=t, evaluated=False, scored=None, reward_valid=False,
+                        unscored_reason=f"no evaluation at this turn (eval_every={cfg.eval_every})",
+                        ratings={}, packet=None, termination=None,
                         director_action=None)  # fmt: skip
-        reward, term = 0.0, None
+        reward, term = math.nan, None
         if t % cfg.eval_every == 0 or t >= cfg.max_turns:
             state, reward, info = await self._evaluate(state, info)
             term = check_termination(current_epm(state), cfg)

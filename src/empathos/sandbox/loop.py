@@ -36,7 +36,7 @@ async def run_dialogue(
     if roles.tested is None:
         raise ConfigError("run_dialogue needs the model under test", field="roles.tested")
     env = EmpathyEnv(roles, config, model_name=model_name(roles.tested), observer=observer)
-    tested = TestedAgent(roles.tested)
+    tested = TestedAgent(roles.tested, on_empty=env.config.on_empty)
     started = False
     try:
         await env.reset(scenario, seed)

@@ -19,6 +19,7 @@ from empathos.records import DirectorAction, Evaluation, InitialDeficit, ModelCa
 from empathos.scenarios import Scenario
 
 __all__ = [
+    "EMPTY_REPLY_TEXT",
     "DialogueState",
     "DirectorView",
     "JudgeView",
@@ -27,6 +28,7 @@ __all__ = [
     "UserView",
     "director_view",
     "judge_view",
+    "reply_text",
     "state_packet",
     "tested_view",
     "user_view",
@@ -63,11 +65,17 @@ class DialogueState:
         t = self.turn + 1
         return replace(self, turn=t, turns=(*self.turns, Turn(index=t, user=text)))
 
-    def with_reply(self, text: str) -> DialogueState:
-        """Complete the current turn with the tested model's reply."""
-        if not self.turns or self.turns[-1].assistant:
+    def with_reply(self, text: str, *, finish_reason: str | None = None) -> DialogueState:
+        """Complete the current turn with the tested model's reply; a blank one is recorded
+        as an empty reply (``empty_reply``), which the judge rates like any other."""
+        if not self.turns or self.turns[-1].assistant or self.turns[-1].empty_reply:
             raise ValueError("no open turn to reply to")
-        last = self.turns[-1].model_copy(update={"assistant": text})
+        update = {
+            "assistant": text,
+            "finish_reason": finish_reason,
+            "empty_reply": not text.strip(),
+        }
+        last = self.turns[-1].model_copy(update=update)
         return replace(self, turns=(*self.turns[:-1], last))
 
     def ended(self, termination: Termination) -> DialogueState:
@@ -75,13 +83,28 @@ class DialogueState:
         return replace(self, termination=termination)
 
     def history(self) -> list[BlockTurn]:
-        """The conversation as (speaker, text) pairs, replies left out while still empty."""
+        """The conversation as (speaker, text) pairs, a reply left out while the turn is open;
+        an empty reply shows as :func:`reply_text` marks it."""
         out: list[BlockTurn] = []
         for turn in self.turns:
             out.append(("user", turn.user))
-            if turn.assistant:
-                out.append(("model", turn.assistant))
+            if turn.assistant or turn.empty_reply:
+                out.append(("model", reply_text(turn, self.language)))
         return out
+
+
+# What the other roles see of an empty reply: the model said nothing (not an omission of ours).
+EMPTY_REPLY_TEXT = {
+    "en": "[no reply: the model returned no text]",
+    "zh": "[没有回复：模型没有返回任何文字]",
+}
+
+
+def reply_text(turn: Turn, language: str) -> str:
+    """The tested model's reply as the other roles see it (empty replies marked)."""
+    if turn.empty_reply:
+        return EMPTY_REPLY_TEXT.get(language, EMPTY_REPLY_TEXT["en"])
+    return turn.assistant
 
 
 class StatePacket(BaseModel):
@@ -304,7 +327,7 @@ def judge_view(state: DialogueState, kind: str, *, since: int | None = None) -> 
         rated = [t for t in state.turns if t.index > start]
         k = len(rated)
         for t in rated:
-            window += [("user", t.user), ("model", t.assistant)]
+            window += [("user", t.user), ("model", reply_text(t, state.language))]
     return JudgeView(
         kind=kind,
         scenario=state.scenario,

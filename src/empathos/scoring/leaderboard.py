@@ -144,6 +144,11 @@ class LeaderboardRow(BaseModel):
         description="Signed tortuosity, termination counts, errors, unscored evaluations, "
         "turns-to-success summary and the bootstrap 95% CI of EPM-Q."
     )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="Why these scores are not meaningful, from the records' score_warning "
+        "(e.g. sandbox roles on the bundled 135M model); empty: no known reason.",
+    )
 
 
 def score_records(
@@ -151,6 +156,7 @@ def score_records(
 ) -> LeaderboardRow:
     """Score one group of records."""
     kinds = Counter(r.termination.kind.value for r in records)
+    warnings = sorted({r.score_warning for r in records if r.score_warning})
     scored = [r for r in records if r.termination.kind is not TerminationKind.ERROR]
     n = len(scored)
     extra: dict[str, Any] = {
@@ -162,6 +168,7 @@ def score_records(
         return LeaderboardRow(
             model=label, n=0, successes=0, success_rate=None, epmq=None, outcome=None,
             efficiency=None, stability=None, indices={k: None for k in INDEX_NAMES}, extra=extra,
+            warnings=warnings,
         )  # fmt: skip
     batch = records_to_batch(scored)
     idx = dialogue_indices(batch, config)
@@ -204,6 +211,7 @@ def score_records(
         stability=agg["stability"],
         indices={k: agg[k] for k in INDEX_NAMES},
         extra=extra,
+        warnings=warnings,
     )
 
 

@@ -19,6 +19,8 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,14 +123,35 @@ class OfflineModel:
         return max(1, min(max_new, CONTEXT_TOKENS - prompt_tokens))
 
 
+@contextmanager
+def _quiet_gguf() -> Iterator[None]:
+    """No tqdm bar from transformers' GGUF reader ("Converting and de-quantizing GGUF
+    tensors"): it calls tqdm directly, past transformers' own progress-bar switch. Callers
+    that want to show the conversion do it themselves (``empathos run``: one status line)."""
+    import functools
+
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is None:
+        yield
+        return
+    gguf_utils.tqdm = functools.partial(bar, disable=True)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = bar  # type: ignore[attr-defined]
+
+
 def _convert(target: Path) -> OfflineModel:
     """Dequantise the GGUF and save a float32 copy to ``target`` (atomically)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     source = _gguf_dir()
     t0 = time.perf_counter()
-    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=GGUF_FILE)
-    model = AutoModelForCausalLM.from_pretrained(source, gguf_file=GGUF_FILE)
+    with _quiet_gguf():
+        tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=GGUF_FILE)
+        model = AutoModelForCausalLM.from_pretrained(source, gguf_file=GGUF_FILE)
     load_s = time.perf_counter() - t0
     # The dequantised weights are plain float32: drop the GGUF marker so they can be saved.
     setattr(model, "hf_quantizer", None)  # noqa: B010  (typed as a module attribute)

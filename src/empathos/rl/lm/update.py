@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from numpy.typing import NDArray
 
 from empathos.llm.local import LocalPolicy, sequence_logprobs
 from empathos.rl.advantages import compute_advantages
@@ -95,7 +96,7 @@ def advantages_for(
     reward: str,
     turn_kl: np.ndarray | None = None,
     kl_coef: float = 0.0,
-) -> tuple[AdvantageResult[Any], np.ndarray, np.ndarray]:
+) -> tuple[AdvantageResult[NDArray[np.generic]], np.ndarray, np.ndarray]:
     """The estimator's result over the batch, the rewards used and the valid mask."""
     rewards, valid, mask, uid = turn_arrays(dialogues, reward)
     if turn_kl is not None:

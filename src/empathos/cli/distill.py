@@ -1,0 +1,242 @@
+"""`empathos distill`: Real-to-Sim, from support conversations to a scenario directory.
+
+    empathos distill CONVERSATIONS... --out DIR      (same as `empathos distill run ...`)
+    empathos distill review export|import|report OUT ...
+    empathos distill expand SCENARIO --instruction TEXT -n 3 --out DIR
+
+Exit codes: 0 done (skipped and duplicate items are normal); 1 some item failed (recorded
+with its reason; rerun to retry it); 2 bad input or config. See docs/distill.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+if TYPE_CHECKING:
+    from empathos.distill.config import DistillConfig
+    from empathos.distill.pipeline import DistillSummary
+    from empathos.llm import ModelClient
+
+__all__ = [
+    "app",
+    "expand_cmd",
+    "review_app",
+    "review_export",
+    "review_import",
+    "review_report",
+    "run_cmd",
+]
+
+
+class _RunByDefault(TyperGroup):
+    """`empathos distill FILES...` means `empathos distill run FILES...`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_RunByDefault,
+    help="Distil support conversations into scenarios (Real-to-Sim). "
+    "`empathos distill FILES... --out DIR` runs the pipeline.",
+    no_args_is_help=True,
+)
+review_app = typer.Typer(help="Check stage 1 by hand: export a sample, import verdicts, report.")
+app.add_typer(review_app, name="review")
+
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="YAML: roles.distiller / roles.judge and options.")
+]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Distiller model id.")]
+UrlOpt = Annotated[
+    str | None, typer.Option("--base-url", help="Distiller endpoint (OpenAI-compatible).")
+]
+KeyOpt = Annotated[
+    str | None, typer.Option("--api-key-env", help="Name of the variable holding the key.")
+]
+
+
+def _models(config: DistillConfig) -> dict[str, str]:
+    return {
+        role: f"{config.endpoint(role).kind}:{config.endpoint(role).model}"
+        for role in ("distiller", "judge")
+    }
+
+
+def _clients(config: DistillConfig, out: Path) -> tuple[ModelClient, ModelClient]:
+    from empathos.distill.config import build_distill_model
+    from empathos.llm import ResponseCache
+
+    cached = any(config.endpoint(r).cache for r in ("distiller", "judge"))
+    cache = ResponseCache(out / "cache.sqlite") if cached else None
+    if cache is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    return build_distill_model(config, "distiller", cache), build_distill_model(
+        config, "judge", cache
+    )
+
+
+def _print_summary(summary: DistillSummary) -> int:
+    for item in summary.items:
+        if item.status not in ("written", "valid"):
+            typer.echo(f"{item.status}: {item.source_id}: {item.reason}", err=True)
+    counts = ", ".join(
+        f"{k} {summary.count(k)}" for k in ("written", "skipped", "duplicate", "failed")
+    )
+    typer.echo(counts)
+    scen = summary.out / "scenarios"
+    typer.echo(f"scenarios: {scen} (check: empathos scenarios check {scen})")
+    return 1 if summary.count("failed") else 0
+
+
+async def _close(*clients: ModelClient) -> None:
+    for c in clients:
+        await c.aclose()
+
+
+@app.command("run")
+def run_cmd(
+    conversations: Annotated[
+        list[Path], typer.Argument(help="Conversation files (.jsonl ours/OpenAI, .json ESConv).")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")],
+    config_path: ConfigOpt = None,
+    model: ModelOpt = None,
+    base_url: UrlOpt = None,
+    api_key_env: KeyOpt = None,
+    concurrency: Annotated[int | None, typer.Option(help="Calls in flight.")] = None,
+    keep_source: Annotated[
+        bool | None, typer.Option("--keep-source", help="Store the source text in the state.")
+    ] = None,
+    id_prefix: Annotated[str | None, typer.Option(help="Prefix of scenario ids.")] = None,
+) -> None:
+    """Distil conversations into OUT/scenarios (resumable: rerun the same command)."""
+    from empathos.distill import DistillOptions, read_conversations, run_distill
+    from empathos.distill.config import load_distill_config
+
+    cli: dict[str, Any] = {
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "concurrency": concurrency,
+        "keep_source": keep_source,
+        "id_prefix": id_prefix,
+    }
+    config = load_distill_config(config_path, cli)
+    convs = read_conversations(conversations)
+    distiller, judge = _clients(config, out)
+    opts = DistillOptions(
+        out=out,
+        keep_source=config.keep_source,
+        concurrency=config.concurrency,
+        id_prefix=config.id_prefix,
+        duplicate_similarity=config.duplicate_similarity,
+    )
+    typer.echo(f"distilling {len(convs)} conversation(s) into {out}", err=True)
+
+    async def go() -> DistillSummary:
+        try:
+            return await run_distill(convs, distiller, judge, opts, models=_models(config))
+        finally:
+            await _close(distiller, judge)
+
+    raise typer.Exit(_print_summary(asyncio.run(go())))
+
+
+@app.command("expand")
+def expand_cmd(
+    scenario: Annotated[str, typer.Argument(help="A scenario file or directory.")],
+    instruction: Annotated[str, typer.Option("--instruction", help="What to change.")],
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")],
+    n: Annotated[int, typer.Option("-n", min=1, max=100, help="How many variants.")] = 3,
+    case: Annotated[str | None, typer.Option("--case", help="Scenario id (in a set).")] = None,
+    config_path: ConfigOpt = None,
+    model: ModelOpt = None,
+    base_url: UrlOpt = None,
+    api_key_env: KeyOpt = None,
+) -> None:
+    """Write N guided variants of a scenario to OUT/scenarios, validated and rated."""
+    from empathos.distill.config import load_distill_config
+    from empathos.distill.expand import expand_scenario
+    from empathos.errors import InputError
+    from empathos.scenarios import load_scenarios
+
+    config = load_distill_config(
+        config_path, {"model": model, "base_url": base_url, "api_key_env": api_key_env}
+    )
+    loaded = load_scenarios(scenario)
+    if loaded.errors:
+        raise loaded.errors[0]
+    pool = [s for s in loaded.scenarios if case is None or s.id == case]
+    if len(pool) != 1:
+        found = ", ".join(s.id for s in loaded.scenarios[:10])
+        raise InputError(
+            f"choose one scenario with --case (found: {found or 'none'})", file=scenario
+        )
+    distiller, judge = _clients(config, out)
+
+    async def go() -> DistillSummary:
+        try:
+            return await expand_scenario(
+                pool[0],
+                instruction,
+                n,
+                distiller,
+                judge,
+                out,
+                models=_models(config),
+                duplicate_similarity=config.duplicate_similarity,
+            )
+        finally:
+            await _close(distiller, judge)
+
+    raise typer.Exit(_print_summary(asyncio.run(go())))
+
+
+@review_app.command("export")
+def review_export(
+    out: Annotated[Path, typer.Argument(help="The distill output directory.")],
+    conversations: Annotated[
+        list[Path] | None,
+        typer.Argument(help="The conversation files (not needed after --keep-source)."),
+    ] = None,
+    n: Annotated[int, typer.Option("-n", min=1, help="Sample size.")] = 200,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    to: Annotated[Path | None, typer.Option("--to", help="Where to write. OUT/review.")] = None,
+) -> None:
+    """Export a sample of stage-1 results (CSV to fill in, HTML to read)."""
+    from empathos.distill import read_conversations
+    from empathos.distill.review import export_review
+
+    convs = read_conversations(conversations) if conversations else []
+    csv_path, html_path, count = export_review(out, to or out / "review", convs, n, seed)
+    typer.echo(f"{count} item(s): fill the verdict column of {csv_path} (read {html_path})")
+
+
+@review_app.command("import")
+def review_import(
+    out: Annotated[Path, typer.Argument(help="The distill output directory.")],
+    csv_file: Annotated[Path, typer.Argument(help="The filled review.csv.")],
+) -> None:
+    """Import the verdicts of a filled review CSV."""
+    from empathos.distill.review import import_verdicts
+
+    verdicts = import_verdicts(out, csv_file)
+    typer.echo(f"imported {len(verdicts)} verdict(s)")
+
+
+@review_app.command("report")
+def review_report(
+    out: Annotated[Path, typer.Argument(help="The distill output directory.")],
+) -> None:
+    """Stage-1 accuracy over the imported verdicts, with a 95% Wilson interval."""
+    from empathos.distill.review import accuracy_report
+
+    typer.echo(accuracy_report(out).line())

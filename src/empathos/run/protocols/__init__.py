@@ -1,0 +1,5 @@
+"""Protocols other than our own that ``empathos run`` can drive (see ``docs/run.md``).
+
+- :mod:`empathos.run.protocols.empa_release`: the published EMPA release's own agents, prompts
+  and loop, from the user's installed copy of the package ``empa``.
+"""
