@@ -86,8 +86,8 @@ def test_prompt_style_follows_the_endpoint() -> None:
     assert EndpointConfig(kind="offline").resolved_prompt_style() == "compact"
     assert EndpointConfig(kind="scripted").resolved_prompt_style() == "full"
     url = "http://127.0.0.1:1/v1"
-    assert EndpointConfig(base_url=url).resolved_prompt_style() == "full"
-    small = EndpointConfig(base_url=url, prompt_style="compact")
+    assert EndpointConfig(base_url=url, model="m").resolved_prompt_style() == "full"
+    small = EndpointConfig(base_url=url, model="m", prompt_style="compact")
     assert small.resolved_prompt_style() == "compact"
     assert EndpointConfig(kind="offline", prompt_style="full").resolved_prompt_style() == "full"
     assert prompt_style_of(build_model(small, "user")) == "compact"
@@ -96,6 +96,6 @@ def test_prompt_style_follows_the_endpoint() -> None:
 
 def test_offline_sampling_fields_are_refused_on_http_endpoints() -> None:
     with pytest.raises(ValueError, match="repetition_penalty is only used by kind 'offline'"):
-        EndpointConfig(base_url="http://127.0.0.1:1/v1", repetition_penalty=1.2)
+        EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", repetition_penalty=1.2)
     cfg = EndpointConfig(kind="offline", repetition_penalty=1.0, no_repeat_ngram=0)
     assert cfg.sampling() == {"repetition_penalty": 1.0, "no_repeat_ngram": 0}

@@ -10,10 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from empathos.epm.config import EPMConfig
 from empathos.epm.dynamics import (
+    Thresholds,
     half_space_distance,
     in_zone,
     init_dynamics,
@@ -164,12 +166,18 @@ def _scored(state: EPMState) -> list[EPMPoint]:
     return [p for p in state.points if p.scored]
 
 
-def victory_checklist(state: EPMState, config: EPMConfig) -> VictoryConditions:
-    """Each condition of the active success rule at the latest point, as :func:`victory`
-    tests them (same rounding, same strict or non-strict comparisons); arrays of shape (1,)."""
+_Latest = tuple[
+    int, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+    NDArray[np.bool_], Thresholds,
+]  # fmt: skip
+
+
+def _latest(state: EPMState, config: EPMConfig) -> _Latest:
+    """The arguments of the victory rule at the latest point, arrays of shape (1,): turn,
+    |P|, projection, rounded-later E_total, mean alignment (t = 0 left out), zone, thresholds."""
     last = state.last
     aligns = [p.alignment or 0.0 for p in _scored(state)[1:]]
-    return victory_conditions(
+    return (
         state.turn,
         np.asarray([last.p_norm]),
         np.asarray([last.projection]),
@@ -177,25 +185,18 @@ def victory_checklist(state: EPMState, config: EPMConfig) -> VictoryConditions:
         np.asarray([float(np.mean(aligns)) if aligns else 0.0]),
         np.asarray([last.in_zone]),
         thresholds(np.asarray([state.r0]), config),
-        config,
     )
+
+
+def victory_checklist(state: EPMState, config: EPMConfig) -> VictoryConditions:
+    """Each condition of the active success rule at the latest point, as :func:`victory`
+    tests them (same rounding, same strict or non-strict comparisons); arrays of shape (1,)."""
+    return victory_conditions(*_latest(state, config), config)
 
 
 def victory(state: EPMState, config: EPMConfig) -> TerminationKind | None:
     """The success kind whose conditions hold now (None if none); respects min_turns."""
-    last = state.last
-    scored = _scored(state)
-    aligns = [p.alignment or 0.0 for p in scored[1:]]
-    code = success_codes(
-        state.turn,
-        np.asarray([last.p_norm]),
-        np.asarray([last.projection]),
-        np.asarray([last.E_total]),
-        np.asarray([float(np.mean(aligns)) if aligns else 0.0]),
-        np.asarray([last.in_zone]),
-        thresholds(np.asarray([state.r0]), config),
-        config,
-    )
+    code = success_codes(*_latest(state, config), config)
     return kind_from_code(int(code[0]))
 
 
