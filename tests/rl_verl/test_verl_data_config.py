@@ -61,7 +61,7 @@ def test_prepared_dataset_loads_with_verls_dataset_and_the_bundled_tokenizer(
             "filter_overlong_prompts": True,
         }
     )
-    ids = {}
+    ids: dict[str, set[str]] = {}
     for split in ("train", "val"):
         ds = EmpathyDataset(str(tmp_path / "data" / f"{split}.parquet"), tokenizer, config)
         assert len(ds) > 0
@@ -69,14 +69,15 @@ def test_prepared_dataset_loads_with_verls_dataset_and_the_bundled_tokenizer(
         for i in range(len(ds)):
             row = ds[i]
             # verl's agent loop tokenizes raw_prompt with the chat template, as here
-            ids = tokenizer.apply_chat_template(
-                row["raw_prompt"], add_generation_prompt=True, return_dict=True
+            messages = [{"role": m["role"], "content": m["content"]} for m in row["raw_prompt"]]
+            tokens = tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=True, return_dict=True
             )["input_ids"]
-            assert len(ids) > 10
+            assert len(tokens) > 10
             kwargs = row["interaction_kwargs"]
             assert kwargs["name"] == "empathos"
             ids[split].add(kwargs["scenario_id"])
-            assert [m["role"] for m in row["raw_prompt"]] == ["system", "user"]
+            assert [m["role"] for m in messages] == ["system", "user"]
     assert not ids["train"] & ids["val"], "the split is by scenario"
 
 
