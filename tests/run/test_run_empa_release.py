@@ -96,10 +96,10 @@ def test_run_through_standin_concurrent_logged_resumable_scored(tmp_path: Path) 
     done = empathos("run", "--config", config, "--out", out, cwd=tmp_path, env=_env(STANDIN))
     assert done.returncode == 0, done.stderr
     rows = index_rows(out)
-    assert sorted(rows) == [f"script_00{c}__t{t}" for c in (1, 2) for t in (0, 1)]  # official
+    assert sorted(rows) == [f"case_00{c}__t{t}" for c in (1, 2) for t in (0, 1)]  # official
     assert all(r["status"] == "done" and r["input_tokens"] > 0 for r in rows.values())
     # the release's prints went to one log per dialogue, none to the console
-    assert "[script_00" not in done.stdout + done.stderr
+    assert "[case_00" not in done.stdout + done.stderr
     peaks = []
     for dialogue_id in rows:
         log = (out / "logs" / f"{dialogue_id}.log").read_text(encoding="utf-8")
@@ -108,19 +108,19 @@ def test_run_through_standin_concurrent_logged_resumable_scored(tmp_path: Path) 
         assert lines and all(line.startswith(f"[{case}]") for line in lines), log
         peaks += [int(line.rsplit(" ", 1)[1]) for line in lines if "in flight" in line]
     assert max(peaks) >= 2  # dialogues ran at the same time, each in its own thread
-    record = json.loads((out / "records" / "script_001__t0.json").read_text(encoding="utf-8"))
-    assert record["epj"]["trajectory"] and record["script_id"] == "script_001"
+    record = json.loads((out / "records" / "case_001__t0.json").read_text(encoding="utf-8"))
+    assert record["epj"]["trajectory"] and record["script_id"] == "case_001"
     mark = record["empathos"]
     assert mark["protocol"] == "empa-release" and mark["release_version"] == "0.0.0+standin"
     roles = {c["role"] for c in mark["model_calls"]}
     assert roles == {"user", "director", "judge", "tested"}
     assert manifest(out)["versions"]["empa"] == "0.0.0+standin"
-    stamp = (out / "records" / "script_001__t0.json").stat().st_mtime_ns
+    stamp = (out / "records" / "case_001__t0.json").stat().st_mtime_ns
 
     again = empathos("run", "--config", config, "--out", out, cwd=tmp_path, env=_env(STANDIN))
     assert again.returncode == 0, again.stderr
     assert "4 of 4 dialogue(s) already finished; running 0" in again.stderr
-    assert (out / "records" / "script_001__t0.json").stat().st_mtime_ns == stamp
+    assert (out / "records" / "case_001__t0.json").stat().st_mtime_ns == stamp
 
     scored = empathos("score", out, cwd=tmp_path)
     assert scored.returncode == 0, scored.stderr
@@ -132,22 +132,22 @@ def test_run_through_standin_concurrent_logged_resumable_scored(tmp_path: Path) 
 
 def test_model_failure_is_an_error_record_retried_on_resume(tmp_path: Path) -> None:
     roles = scripted_roles()
-    roles["user"]["handler"] = f"{HANDLERS}:outage_while_flagged"  # script_001: sourdough
-    config = _config(tmp_path, roles=roles, cases="script_001,script_003")
+    roles["user"]["handler"] = f"{HANDLERS}:outage_while_flagged"  # case_001: sourdough
+    config = _config(tmp_path, roles=roles, cases="case_001,case_003")
     out = tmp_path / "out"
     (tmp_path / "outage.flag").write_text("on", encoding="utf-8")
     done = empathos("run", "--config", config, "--out", out, cwd=tmp_path, env=_env(STANDIN))
     assert done.returncode == 1, done.stderr
     rows = index_rows(out)
-    assert rows["script_003__t0"]["status"] == "done"
-    assert rows["script_001__t0"]["status"] == "error"
-    assert "scripted outage" in rows["script_001__t0"]["reason"]
-    assert "script_001__t0" in done.stderr and "ended as errors" in done.stderr
+    assert rows["case_003__t0"]["status"] == "done"
+    assert rows["case_001__t0"]["status"] == "error"
+    assert "scripted outage" in rows["case_001__t0"]["reason"]
+    assert "case_001__t0" in done.stderr and "ended as errors" in done.stderr
     (tmp_path / "outage.flag").unlink()
     again = empathos("run", "--config", config, "--out", out, cwd=tmp_path, env=_env(STANDIN))
     assert again.returncode == 0, again.stderr
     assert "running 1" in again.stderr
-    assert index_rows(out)["script_001__t0"]["status"] == "done"
+    assert index_rows(out)["case_001__t0"]["status"] == "done"
 
 
 @pytest.mark.parametrize(
