@@ -7,7 +7,8 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -100,3 +101,40 @@ def openai_roles(url: str, **fields: Any) -> dict[str, dict[str, Any]]:
         role: {"kind": "openai", "base_url": url, "model": "smollm2-135m-instruct", **fields}
         for role in ROLES
     }
+
+
+# Six short bundled cases for the run-control tests (Ctrl-C, SIGTERM, SIGKILL, the lock).
+SLOW_CASES = (
+    "en-01-sourdough",
+    "en-02-night-shift",
+    "en-03-lease",
+    "en-04-diagnosis",
+    "en-05-choir",
+    "en-06-faith",
+)
+
+
+def slow_config(tmp_path: Path, trials: int = 1) -> Path:
+    """A run of :data:`SLOW_CASES` whose every role answers slowly, one dialogue at a time,
+    so a signal sent after the first record lands part-way."""
+    slow = {role: "slow" for role in ("user", "director", "judge", "model_under_test")}
+    return write_config(
+        tmp_path / "run.yaml",
+        roles=scripted_roles(**slow),
+        cases=",".join(SLOW_CASES),
+        max_turns=4,
+        concurrency=1,
+        trials=trials,
+    )
+
+
+def wait_for(
+    condition: Callable[[], bool], proc: subprocess.Popen[str], deadline_s: float = 60
+) -> None:
+    """Poll ``condition`` until it holds; fail if ``proc`` exits or the deadline passes."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end and proc.poll() is None:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("the condition was not met before the deadline")

@@ -6,44 +6,13 @@ import os
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from run_helpers import empathos, index_rows, manifest, scripted_roles, spawn, write_config
+from run_helpers import SLOW_CASES, empathos, index_rows, manifest, slow_config, spawn, wait_for
 
 from empathos.errors import ConfigError
 from empathos.run.lock import RunLock
-
-CASES = (
-    "en-01-sourdough",
-    "en-02-night-shift",
-    "en-03-lease",
-    "en-04-diagnosis",
-    "en-05-choir",
-    "en-06-faith",
-)
-
-
-def _slow_config(tmp_path: Path, trials: int = 1) -> Path:
-    slow = {role: "slow" for role in ("user", "director", "judge", "model_under_test")}
-    return write_config(
-        tmp_path / "run.yaml",
-        roles=scripted_roles(**slow),
-        cases=",".join(CASES),
-        max_turns=4,
-        concurrency=1,
-        trials=trials,
-    )
-
-
-def _wait_for(condition: object, proc: subprocess.Popen[str], deadline_s: float = 60) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end and proc.poll() is None:
-        if callable(condition) and condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError("the condition was not met before the deadline")
 
 
 def _records(out: Path) -> list[Path]:
@@ -53,12 +22,12 @@ def _records(out: Path) -> list[Path]:
 def test_a_second_run_on_the_same_directory_is_refused_naming_the_holder(
     tmp_path: Path,
 ) -> None:
-    config = _slow_config(tmp_path, trials=20)  # long enough to outlast the second
+    config = slow_config(tmp_path, trials=20)  # long enough to outlast the second
     out = tmp_path / "out"
     args = ["run", "--config", str(config), "--out", str(out)]
     first = spawn(*args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        _wait_for(lambda: (out / "manifest.json").is_file(), first)
+        wait_for(lambda: (out / "manifest.json").is_file(), first)
         second = empathos(*args, cwd=tmp_path, timeout=120)
         assert first.poll() is None, "the first run should still be running"
     finally:
@@ -75,12 +44,12 @@ def test_a_second_run_on_the_same_directory_is_refused_naming_the_holder(
 
 
 def test_a_run_killed_with_sigkill_is_taken_over_and_shown_interrupted(tmp_path: Path) -> None:
-    config = _slow_config(tmp_path)
+    config = slow_config(tmp_path)
     out = tmp_path / "out"
     args = ["run", "--config", str(config), "--out", str(out)]
     proc = spawn(*args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait_for(lambda: len(_records(out)) >= 2, proc)
+        wait_for(lambda: len(_records(out)) >= 2, proc)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
     finally:
@@ -95,17 +64,17 @@ def test_a_run_killed_with_sigkill_is_taken_over_and_shown_interrupted(tmp_path:
     sessions = manifest(out)["sessions"]
     assert [s["status"] for s in sessions] == ["interrupted", "completed"]
     assert sessions[0]["ran"] == killed_ran >= 2
-    assert sessions[1]["ran"] == len(CASES) - killed_ran
-    assert set(index_rows(out)) == {f"{c}__t0" for c in CASES}
+    assert sessions[1]["ran"] == len(SLOW_CASES) - killed_ran
+    assert set(index_rows(out)) == {f"{c}__t0" for c in SLOW_CASES}
 
 
 def test_sigterm_stops_the_run_like_ctrl_c_and_counts_what_it_finished(tmp_path: Path) -> None:
-    config = _slow_config(tmp_path)
+    config = slow_config(tmp_path)
     out = tmp_path / "out"
     args = ["run", "--config", str(config), "--out", str(out)]
     proc = spawn(*args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _wait_for(lambda: len(_records(out)) >= 2, proc)
+        wait_for(lambda: len(_records(out)) >= 2, proc)
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
     finally:
@@ -124,12 +93,12 @@ def test_sigterm_stops_the_run_like_ctrl_c_and_counts_what_it_finished(tmp_path:
 
 
 def test_ctrl_c_counts_the_dialogues_the_session_finished(tmp_path: Path) -> None:
-    config = _slow_config(tmp_path)
+    config = slow_config(tmp_path)
     out = tmp_path / "out"
     args = ["run", "--config", str(config), "--out", str(out)]
     proc = spawn(*args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _wait_for(lambda: len(_records(out)) >= 2, proc)
+        wait_for(lambda: len(_records(out)) >= 2, proc)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     finally:
