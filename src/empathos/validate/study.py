@@ -14,7 +14,7 @@ import asyncio
 import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -182,23 +182,7 @@ async def _one_point(point: EvalPoint, judge: Judge, options: StudyOptions) -> l
 
 
 def _flipped(point: EvalPoint) -> EvalPoint:
-    flipped = flip_persona(point.scenario)
-    return EvalPoint(
-        id=point.id,
-        group=point.group,
-        scenario=flipped,
-        language=point.language,
-        turn=point.turn,
-        history=point.history,
-        window=point.window,
-        k=point.k,
-        P0=point.P0,
-        P_prev=point.P_prev,
-        v_star0=point.v_star0,
-        config=point.config,
-        stored_levels=point.stored_levels,
-        stored_delta_E=point.stored_delta_E,
-    )
+    return replace(point, scenario=flip_persona(point.scenario))
 
 
 async def run_perturbations(
