@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from empathos.llm import EndpointConfig, RetryConfig, StructuredConfig
+from empathos.llm.openai_backend import _plain_http
 from empathos.llm.testing import FaultServer
 
 
@@ -57,3 +58,16 @@ def fast_config(base_url: str | None = None, **over: Any) -> EndpointConfig:
 @pytest.fixture
 def make_config() -> Any:
     return fast_config
+
+
+@pytest.fixture(params=["aiohttp", "httpx"])
+def stack(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The HTTP path to a plain http:// loopback endpoint: ``aiohttp`` (posted to directly, as
+    without a proxy) or ``httpx`` (the SDK's own stack, as with TLS or a proxy variable)."""
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    if request.param == "httpx":
+        monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # never used: loopback bypasses
+        monkeypatch.setenv("no_proxy", "127.0.0.1,localhost,no-such-host.invalid")
+    assert _plain_http("http://127.0.0.1:1/v1") == (request.param == "aiohttp")
+    return str(request.param)

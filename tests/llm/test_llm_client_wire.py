@@ -1,9 +1,9 @@
 """The client says what happened on the wire, keeps a base URL's query string, and refuses
 base URLs that cannot work (credentials, another scheme, malformed) when the config is built.
 
-Each fault runs against a real loopback socket, on both HTTP stacks under the SDK: aiohttp
-(plain http, no proxy) and httpx (what TLS or a proxy variable selects; forced here with a
-proxy variable that loopback bypasses)."""
+Each fault runs against a real loopback socket, on both HTTP paths (the ``stack`` fixture):
+aiohttp posted to directly (plain http, no proxy) and the SDK on httpx (what TLS or a proxy
+variable selects; forced here with a proxy variable that loopback bypasses)."""
 
 from __future__ import annotations
 
@@ -17,22 +17,9 @@ from pydantic import ValidationError
 
 from empathos.errors import ModelTransientError
 from empathos.llm import EndpointConfig, build_model
-from empathos.llm.openai_backend import _plain_http
 from empathos.llm.testing import FaultServer, Step
 
 USER = [{"role": "user", "content": "hello"}]
-
-
-@pytest.fixture(params=["aiohttp", "httpx"])
-def stack(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Which HTTP stack the SDK uses for a plain http:// loopback endpoint."""
-    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-    if request.param == "httpx":
-        monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # never used: loopback bypasses
-        monkeypatch.setenv("no_proxy", "127.0.0.1,localhost,no-such-host.invalid")
-    assert _plain_http("http://127.0.0.1:1/v1") == (request.param == "aiohttp")
-    return str(request.param)
 
 
 def _free_port() -> int:

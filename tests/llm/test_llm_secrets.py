@@ -25,6 +25,7 @@ def _files_text(folder: Path) -> list[str]:
 
 
 async def test_api_key_never_leaks(
+    stack: str,
     fault_server: FaultServer,
     make_config: Any,
     tmp_path: Path,
@@ -65,7 +66,8 @@ async def test_api_key_never_leaks(
     captured = capsys.readouterr()
     outputs += [captured.out, captured.err]
     outputs += _files_text(tmp_path)  # the SQLite file and its WAL
-    assert any(r.name.startswith("openai") for r in caplog.records)  # DEBUG logs were seen
+    if stack == "httpx":
+        assert any(r.name.startswith("openai") for r in caplog.records)  # DEBUG logs were seen
     leaks = [text[:80] for text in outputs if key in text]
     assert leaks == []
 

@@ -11,11 +11,16 @@ Speed: the request goes through the SDK's public ``post`` rather than
 signature (a no-op for the plain JSON we build, but ~2.5 ms per call for a judge schema or the
 director's tools) and builds pydantic objects from the reply; ``post`` keeps everything else
 of the SDK (auth header, timeouts, HTTP errors as ``openai`` exceptions) and hands back the
-raw response, whose JSON we read ourselves. The JSON body sent is the same. A plain
-``http://`` endpoint (no proxy configured) uses the SDK's aiohttp client
-(``openai.DefaultAioHttpClient``, the ``openai[aiohttp]`` extra): with many calls in flight it
-costs about half the CPU per call of httpx's connection pool. Others (TLS, proxies) keep the
-SDK's default HTTP stack.
+raw response, whose JSON we read ourselves. The JSON body sent is the same.
+
+A plain ``http://`` endpoint (no proxy configured; local servers: vLLM, SGLang, Ollama,
+``empathos serve``) is posted to with ``aiohttp`` itself, the library under the SDK's own
+aiohttp client: the SDK's layers over it (an ``httpx2`` request and response around each
+aiohttp one, the URL parsed twice, its headers) cost ~1.0 ms of CPU per call, three times what
+the POST itself costs, and a run makes ~3.6 calls per turn. The request is the same (JSON
+body, bearer token, the base URL's query) and errors are classified by the same rules
+(:func:`~empathos.llm.retry.classify_status`, ``classify_transport_error``). Others (TLS,
+proxies) keep the SDK and its default HTTP stack.
 
 A query string in ``base_url`` (``?api-version=...``, as Azure OpenAI wants) is taken off the
 URL and given to the SDK as ``default_query``, so every request carries it (glued to the base
@@ -25,11 +30,13 @@ URL it would end up inside the path).
 from __future__ import annotations
 
 import itertools
+import json
 import ssl
 import urllib.parse
 import urllib.request
 from typing import Any
 
+import aiohttp
 import openai
 
 try:  # the HTTP library under the openai SDK: httpx2 from SDK 3 on, httpx before
@@ -38,7 +45,12 @@ except ImportError:  # pragma: no cover
     import httpx as sdk_http  # type: ignore[no-redef]
 
 from empathos.llm.config import EndpointConfig, redact_url
-from empathos.llm.retry import BackendError, classify_openai_error
+from empathos.llm.retry import (
+    BackendError,
+    classify_openai_error,
+    classify_status,
+    classify_transport_error,
+)
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
 
 __all__ = ["OpenAIBackend", "split_query"]
@@ -104,18 +116,12 @@ def split_query(base_url: str) -> tuple[str, dict[str, str]]:
 
 
 def _sdk_clients(config: EndpointConfig, api_key: str | None) -> list[openai.AsyncOpenAI]:
-    """The endpoint's SDK clients: one on the SDK's aiohttp client for plain HTTP, else one per
-    _POOL_SIZE calls in flight (at most _MAX_POOLS)."""
+    """The endpoint's SDK clients (TLS or a proxy): one per _POOL_SIZE calls in flight, at most
+    _MAX_POOLS."""
     assert config.base_url is not None
     base_url, query = split_query(config.base_url)
-    if _plain_http(config.base_url):
-        # aiohttp's pool keeps every idle connection up to its limit (no keep-alive count)
-        limits = _limits(config, config.max_concurrency)
-        http_clients = [openai.DefaultAioHttpClient(timeout=_timeout(config), limits=limits)]
-    else:
-        pools = min(_MAX_POOLS, -(-config.max_concurrency // _POOL_SIZE))  # ceil division
-        tls = sdk_http.create_ssl_context()  # what each client would make for itself
-        http_clients = [_pooled_http(config, pools, tls) for _ in range(pools)]
+    pools = min(_MAX_POOLS, -(-config.max_concurrency // _POOL_SIZE))  # ceil division
+    tls = sdk_http.create_ssl_context()  # what each client would make for itself
     return [
         openai.AsyncOpenAI(
             base_url=base_url,
@@ -123,10 +129,81 @@ def _sdk_clients(config: EndpointConfig, api_key: str | None) -> list[openai.Asy
             api_key=api_key or _NO_KEY,
             max_retries=0,
             timeout=_timeout(config),
-            http_client=http,
+            http_client=_pooled_http(config, pools, tls),
         )
-        for http in http_clients
+        for _ in range(pools)
     ]
+
+
+class _DirectPost:
+    """POST a JSON body to a plain-HTTP endpoint's chat route with aiohttp: a connection pool
+    with room for every call the endpoint's limit admits (idle ones dropped after
+    _KEEPALIVE_S); ``timeout_s`` for connecting and for each wait on the server, none for a
+    connection of the pool."""
+
+    def __init__(self, config: EndpointConfig, api_key: str | None) -> None:
+        assert config.base_url is not None
+        base_url, query = split_query(config.base_url)
+        url = base_url.rstrip("/") + _PATH
+        self._url = f"{url}?{urllib.parse.urlencode(query)}" if query else url
+        parts = urllib.parse.urlsplit(base_url)
+        self.where = f"{parts.hostname}:{parts.port or 80}"
+        self._headers = {
+            "Authorization": f"Bearer {api_key or _NO_KEY}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=None, sock_connect=config.timeout_s, sock_read=config.timeout_s
+        )
+        self._limit = config.max_concurrency
+        self._session: aiohttp.ClientSession | None = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        """The session, made on first use inside the running event loop (aiohttp binds it)."""
+        connector = aiohttp.TCPConnector(limit=self._limit, keepalive_timeout=_KEEPALIVE_S)
+        self._session = aiohttp.ClientSession(
+            connector=connector, headers=self._headers, timeout=self._timeout
+        )
+        return self._session
+
+    async def post(self, body: dict[str, Any]) -> Any:
+        """The reply's JSON; a BackendError for an HTTP error or a failure on the wire."""
+        session = self._session or self._open()
+        data = json.dumps(body, ensure_ascii=False).encode()
+        try:
+            async with session.post(self._url, data=data) as response:
+                raw = await response.read()
+                if response.status >= 400:
+                    raise _status_error(response.status, raw, response.headers)
+        except (aiohttp.ClientError, OSError) as exc:  # TimeoutError is an OSError
+            raise classify_transport_error(exc, self.where) from None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise BackendError("transient", "unreadable response body (not JSON)") from None
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def _status_error(status: int, raw: bytes, headers: Any) -> BackendError:
+    """The BackendError of an HTTP error reply, from its OpenAI-style ``error`` object (the
+    message the SDK would give: ``Error code: N - message``)."""
+    message = f"Error code: {status}"
+    code: str | None = None
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        body = None
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        if isinstance(error.get("message"), str) and error["message"]:
+            message += f" - {error['message']}"
+        code = str(error["code"]) if error.get("code") is not None else None
+    return classify_status(status, message, code, headers)
 
 
 def _schema_name(name: str | None) -> str:
@@ -143,7 +220,12 @@ class OpenAIBackend:
         assert config.base_url is not None
         self.endpoint: str | None = redact_url(config.base_url)  # records never hold credentials
         self._secret = api_key
-        self._clients = _sdk_clients(config, api_key)  # used round-robin
+        if _plain_http(config.base_url):
+            self._direct: _DirectPost | None = _DirectPost(config, api_key)
+            self._clients: list[openai.AsyncOpenAI] = []
+        else:
+            self._direct = None
+            self._clients = _sdk_clients(config, api_key)  # used round-robin
         self._next = itertools.cycle(self._clients)
         mode = config.structured.json_schema
         # What the endpoint accepts for structured output, best first; "auto" may fall back.
@@ -159,6 +241,8 @@ class OpenAIBackend:
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
+        if self._direct is not None:
+            await self._direct.aclose()
         for client in self._clients:
             await client.close()
 
@@ -216,22 +300,27 @@ class OpenAIBackend:
             return True
         return False
 
+    async def _post(self, body: dict[str, Any]) -> Any:
+        """One POST of ``body``; the reply's JSON, or a classified BackendError."""
+        if self._direct is not None:
+            return await self._direct.post(body)
+        try:
+            # cast_to=sdk_http.Response: the SDK returns the (fully read) response as is.
+            response = await next(self._next).post(
+                _PATH, cast_to=sdk_http.Response, body=body, options=_OPTIONS
+            )
+            return response.json()
+        except (openai.OpenAIError, OSError, ValueError) as exc:
+            raise classify_openai_error(exc) from None
+
     async def complete(self, request: ChatRequest) -> RawReply:
         """One HTTP attempt; on HTTP 400/422 falls back (schema -> JSON mode -> prompt; no
         tool_choice) once per feature and remembers it."""
         while True:
             fmt = self._formats[0] if self._formats else "none"
             try:
-                # cast_to=sdk_http.Response: the SDK returns the (fully read) response as is.
-                response = await next(self._next).post(
-                    _PATH,
-                    cast_to=sdk_http.Response,
-                    body=self._kwargs(request, fmt),
-                    options=_OPTIONS,
-                )
-                body = response.json()
-            except (openai.OpenAIError, OSError, ValueError) as exc:
-                err = classify_openai_error(exc)
+                body = await self._post(self._kwargs(request, fmt))
+            except BackendError as err:
                 err.message = self._redact(err.message)
                 if self._downgrade(request, err):
                     continue

@@ -36,6 +36,8 @@ __all__ = [
     "BackendError",
     "ErrorKind",
     "classify_openai_error",
+    "classify_status",
+    "classify_transport_error",
     "connection_problem",
     "parse_retry_after",
     "run_with_retries",
@@ -144,10 +146,11 @@ def _where(exc: Exception) -> str:
     return f"{host}:{port}" if port else str(host)
 
 
-def connection_problem(exc: Exception) -> str | None:
+def connection_problem(exc: Exception, where: str | None = None) -> str | None:
     """What went wrong on the wire, in words: a refused connection, a failed DNS lookup or a
-    dropped connection (from the exception's causes); None if it is none of those."""
-    where = _where(exc)
+    dropped connection (from the exception's causes); None if it is none of those. ``where``
+    is ``host:port`` (default: read from the exception's request, if it has one)."""
+    where = where or _where(exc)
     causes = _causes(exc)
     for cause in causes:
         if isinstance(cause, socket.gaierror) or "ClientConnectorDNSError" in _names(cause):
@@ -163,45 +166,53 @@ def connection_problem(exc: Exception) -> str | None:
     return None
 
 
+def classify_transport_error(exc: Exception, where: str | None = None) -> BackendError:
+    """A failure before a complete HTTP reply (refused, DNS, dropped, timed out): transient."""
+    problem = connection_problem(exc, where)
+    if problem is not None:
+        return BackendError("transient", problem)
+    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+        return BackendError("transient", "request timed out (no reply within timeout_s)")
+    cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) else exc
+    return BackendError("transient", f"connection failed ({type(cause).__name__})")
+
+
+def classify_status(
+    status: int, message: str, code: str | None, headers: Mapping[str, str] | None
+) -> BackendError:
+    """An HTTP error reply: 429 is a rate limit, 5xx/408/409 transient, the rest fatal.
+    ``message`` and ``code`` come from the body's OpenAI-style ``error`` object."""
+    detail = _short(message)
+    if code:
+        detail = f"{code}: {detail}"
+    retry_after = parse_retry_after(headers)
+    if status == 429:
+        return BackendError(
+            "rate_limit", f"HTTP 429: {detail}", retry_after=retry_after, status=status
+        )
+    if status >= 500 or status in (408, 409):
+        return BackendError(
+            "transient", f"HTTP {status}: {detail}", retry_after=retry_after, status=status
+        )
+    hint = {
+        401: "authentication failed (check the API key variable)",
+        403: "permission denied",
+        404: "model or endpoint not found (check base_url and model)",
+    }.get(status, "request rejected")
+    return BackendError("fatal", f"HTTP {status}: {hint}: {detail}", status=status, code=code)
+
+
 def classify_openai_error(exc: Exception) -> BackendError:
     """Map an ``openai`` SDK exception (or a bare timeout / OS error) to a BackendError."""
     if isinstance(exc, openai.APIConnectionError):  # APITimeoutError included
-        problem = connection_problem(exc)
-        if problem is not None:
-            return BackendError("transient", problem)
-        if isinstance(exc, openai.APITimeoutError):
-            return BackendError("transient", "request timed out (no reply within timeout_s)")
-        return BackendError("transient", f"connection failed ({type(exc.__cause__).__name__})")
+        return classify_transport_error(exc)
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        detail = _short(str(exc.message))
-        if exc.code:
-            detail = f"{exc.code}: {detail}"
-        retry_after = parse_retry_after(exc.response.headers)
-        if status == 429:
-            return BackendError(
-                "rate_limit", f"HTTP 429: {detail}", retry_after=retry_after, status=status
-            )
-        if status >= 500 or status in (408, 409):
-            return BackendError(
-                "transient", f"HTTP {status}: {detail}", retry_after=retry_after, status=status
-            )
-        hint = {
-            401: "authentication failed (check the API key variable)",
-            403: "permission denied",
-            404: "model or endpoint not found (check base_url and model)",
-        }.get(status, "request rejected")
-        return BackendError(
-            "fatal", f"HTTP {status}: {hint}: {detail}", status=status, code=exc.code
-        )
+        return classify_status(exc.status_code, str(exc.message), exc.code, exc.response.headers)
     if isinstance(exc, openai.APIResponseValidationError | ValueError):
         # The body was not the JSON the SDK expected: a misbehaving server, maybe transient.
         return BackendError("transient", f"unreadable response body ({type(exc).__name__})")
-    if isinstance(exc, TimeoutError):
-        return BackendError("transient", "request timed out (no reply within timeout_s)")
-    if isinstance(exc, OSError):
-        problem = connection_problem(exc)
-        return BackendError("transient", problem or f"connection failed ({type(exc).__name__})")
+    if isinstance(exc, TimeoutError | OSError):
+        return classify_transport_error(exc)
     return BackendError("fatal", f"unexpected {type(exc).__name__}: {_short(str(exc))}")
 
 
