@@ -8,9 +8,11 @@ numbers released so far and renders nothing else.
 
 from __future__ import annotations
 
+import functools
 import string
-from collections.abc import Iterable, Sequence
-from typing import Literal
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache
+from typing import Literal, TypeVar
 
 from empathos.prompts.render import fragments
 from empathos.rubric import EMPATHY_RUBRIC
@@ -38,10 +40,44 @@ Turn = tuple[Speaker, str]
 MEMORY_PERIODS: tuple[str, ...] = ("childhood", "adolescence", "young_adulthood", "current")
 
 
+@cache
+def _template(language: str, frag: str) -> string.Template:
+    return string.Template(fragments(language)[frag])
+
+
+@cache
+def _fixed(language: str, frag: str) -> str:
+    return _template(language, frag).substitute()
+
+
 def _f(language: str, frag: str, /, **values: object) -> str:
-    return string.Template(fragments(language)[frag]).substitute(
-        {k: str(v) for k, v in values.items()}
-    )
+    if not values:  # a label: the same text every time
+        return _fixed(language, frag)
+    return _template(language, frag).substitute({k: str(v) for k, v in values.items()})
+
+
+F = TypeVar("F", bound=Callable[..., str])
+
+
+def _per_scenario(render: F) -> F:
+    """Memoise a block that depends only on a (frozen) scenario and the other arguments: a
+    dialogue renders the same card into every prompt of every turn. Keyed by the scenario's
+    identity (kept alive beside its entry, so an id is never reused while cached)."""
+    memo: dict[tuple[object, ...], tuple[Scenario, str]] = {}
+
+    @functools.wraps(render)
+    def wrapper(scenario: Scenario, *args: object, **kwargs: object) -> str:
+        key = (id(scenario), *args, *sorted(kwargs.items()))
+        hit = memo.get(key)
+        if hit is not None and hit[0] is scenario:
+            return hit[1]
+        text = render(scenario, *args, **kwargs)
+        if len(memo) >= 1024:
+            memo.clear()
+        memo[key] = (scenario, text)
+        return text
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _sep(language: str) -> str:
@@ -53,6 +89,7 @@ def _age(scenario: Scenario, language: str) -> str:
     return str(age) if age is not None else _f(language, "card.age_unknown")
 
 
+@_per_scenario
 def priorities(scenario: Scenario, language: str) -> str:
     """The C/A/P priorities, one line per axis (plus the ordering when the card has one)."""
     pri = scenario.persona.priorities
@@ -91,6 +128,7 @@ def _experience_lines(scenario: Scenario, language: str, *, memories: bool) -> l
     ]
 
 
+@_per_scenario
 def persona_card(scenario: Scenario, language: str, *, memories: bool = True) -> str:
     """The persona card (never the hidden story).
 
@@ -134,6 +172,7 @@ def persona_card(scenario: Scenario, language: str, *, memories: bool = True) ->
     return "\n".join(parts)
 
 
+@_per_scenario
 def condensed_profile(scenario: Scenario, language: str) -> str:
     """The judge's short profile: traits, threshold, needs and priorities, growth arc."""
     p = scenario.persona
@@ -263,6 +302,7 @@ def transcript(turns: Sequence[Turn], language: str, *, viewer: Literal["user", 
     return "\n".join(f"{names[speaker]}{_sep(language)}{text}" for speaker, text in turns)
 
 
+@cache
 def indicator_list(family: Literal["iedr", "mdep"], language: str) -> str:
     """The rubric's indicators of one family, with names, meanings and allowed levels."""
     frags = fragments(language)

@@ -8,6 +8,7 @@ the allowed values of each field. Field names are the rubric's indicator ids ("C
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -102,6 +103,7 @@ IEDR_KEYS: tuple[str, ...] = tuple(f.alias or n for n, f in IEDRForm.model_field
 MDEP_KEYS: tuple[str, ...] = tuple(f.alias or n for n, f in MDEPForm.model_fields.items())
 
 
+@cache
 def form_skeleton(form: type[IEDRForm] | type[MDEPForm]) -> str:
     """A JSON example of the form's shape, for the judge prompt's output instructions."""
     shape = {

@@ -77,7 +77,10 @@ class Agent(Protocol[V_contra, O_co]):
 
 
 def _sha(messages: Sequence[Message]) -> str:
-    text = json.dumps([m.model_dump() for m in messages], ensure_ascii=False)
+    # the JSON of [m.model_dump() for m in messages], without pydantic's dump per message
+    text = json.dumps(
+        [{"role": m.role, "content": m.content} for m in messages], ensure_ascii=False
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
