@@ -171,7 +171,12 @@ class DialogueRecord(_Model):
     roles: dict[str, str] = Field(
         default_factory=dict, description="Model name of each other role (user, director, judge)."
     )
-    rubric: Rubric = Field(default=EMPATHY_RUBRIC, description="The rubric the judge rated on.")
+    # default_factory, not default: pydantic deep-copies a model given as default for every
+    # record (~1.5 ms each); the rubric is frozen, so one shared instance is safe.
+    rubric: Rubric = Field(
+        default_factory=lambda: EMPATHY_RUBRIC,
+        description="The rubric the judge rated on (default: the bundled EMPA rubric).",
+    )
     epm_config: EPMConfig = Field(
         default_factory=EPMConfig, description="EPM settings the dialogue ran under."
     )
