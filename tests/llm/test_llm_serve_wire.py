@@ -4,6 +4,9 @@ included. The scripted backend here (fast); the offline model in test_llm_serve.
 from __future__ import annotations
 
 import json
+import socket
+import time
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -183,3 +186,40 @@ async def test_the_async_sdk_gets_the_same_answers_and_errors(url: str) -> None:
         with pytest.raises(openai.BadRequestError) as bad:
             await sdk.chat.completions.create(model="scripted", messages=MESSAGES, logprobs=True)
         assert bad.value.param == "logprobs"
+
+
+def test_a_reply_is_not_held_back_on_a_kept_alive_connection(url: str) -> None:
+    # A client that sends its next request as soon as a reply is complete (one connection,
+    # kept alive). With Nagle's algorithm on the server's connections, the reply's body waited
+    # for the client to acknowledge its head, which the client's delayed-ACK timer holds
+    # back 40 ms: the body came ~40 ms after the head, on every request after the first.
+    parts = urllib.parse.urlsplit(url)
+    body = json.dumps({"model": "gpt-4o-mini", "messages": MESSAGES}).encode()
+    head = (
+        f"POST {parts.path}/chat/completions HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    gaps = []
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(8):
+            conn.sendall(head + body)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            got_head = time.perf_counter()
+            reply_head, rest = data.split(b"\r\n\r\n", 1)
+            assert reply_head.startswith(b"HTTP/1.1 200")
+            length = int(
+                next(
+                    line.split(b":", 1)[1]
+                    for line in reply_head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+            )
+            while len(rest) < length:
+                rest += conn.recv(65536)
+            gaps.append(time.perf_counter() - got_head)
+            assert json.loads(rest)["object"] == "chat.completion"
+    # the delayed ACK is 40 ms; a body sent at once follows its head within a millisecond
+    assert sorted(gaps)[len(gaps) // 2] < 0.02, [round(g * 1000, 1) for g in gaps]

@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
         from empathos.llm.client import Backend
         from empathos.llm.offline import OFFLINE_MODEL_ID, OfflineBackend, load_offline_model
         from empathos.llm.scripted import ScriptedBackend
-        from empathos.llm.server import create_app
+        from empathos.llm.server import create_app, listen_socket
 
         chosen: Backend
         aliases: list[str] = []
@@ -74,18 +74,13 @@ def register(app: typer.Typer) -> None:
             chosen, model_id = ScriptedBackend(), "scripted"
         extra = [name for name in served_model_name or [] if name.strip()]
         aliases = [*extra, *aliases]
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((host, port))
+            sock = listen_socket(host, port)
         except OSError as exc:
-            sock.close()
             problem = f"cannot listen on {host}:{port}: {exc.strerror}"
             raise ConfigError(problem, field="port") from None
-        sock.listen(2048)
         bound = sock.getsockname()[1]
-        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
         app = create_app(chosen, model_id, aliases=aliases, max_request_bytes=max_request_bytes)
         config = uvicorn.Config(
             app,
