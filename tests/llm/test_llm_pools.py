@@ -22,3 +22,25 @@ async def test_many_pools_serve_every_call_at_once(stack: str, make_config: Any)
     assert server.max_in_flight == 64
     assert sorted(r.text for r in results) == sorted(f"r{i}" for i in range(64))
     assert all(h["authorization"] == "Bearer EMPTY" for h in server.headers)
+
+
+async def test_roles_on_one_endpoint_take_turns_on_one_connection(
+    stack: str, make_config: Any
+) -> None:
+    # A dialogue's roles call one after another. On the direct aiohttp path they share one
+    # session per origin: with a pool per role each connection sat idle through the others'
+    # calls (past a server's keep-alive once calls take seconds) and was opened again. The
+    # SDK's path keeps a client (and pool) per role.
+    with FaultServer() as server:
+        server.script(*[Step.ok(f"r{i}") for i in range(6)])
+        models = [
+            build_model(make_config(server.url, name=role), role=role)
+            for role in ("user", "tested", "judge")
+        ]
+        try:
+            for i in range(6):
+                assert (await models[i % 3].chat(USER)).text == f"r{i}"
+        finally:
+            for model in models:
+                await model.aclose()
+    assert server.connections == (1 if stack == "aiohttp" else 3)

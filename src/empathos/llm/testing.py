@@ -110,6 +110,7 @@ class FaultServer:
         self.targets: list[str] = []  # request targets: path and query string
         self.in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0  # connections accepted
         self._queue: deque[Step] = deque()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -183,6 +184,7 @@ class FaultServer:
         return headers
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         try:
             while await self._read(reader) is not None:
                 if not await self._answer(writer):
