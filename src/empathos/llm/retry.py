@@ -6,7 +6,8 @@ jitter, honouring ``Retry-After``. Authentication, permission, unknown-model and
 errors fail at once. Every count and wait is bounded by
 :class:`~empathos.llm.config.RetryConfig`. The message says what happened: a connection
 refused, a name that did not resolve and a connection the server dropped are told apart from
-a timeout (the SDK's aiohttp client reports all of them as ``APITimeoutError``).
+a timeout (the SDK over aiohttp reports all of them as ``APITimeoutError``; the exception's
+causes tell them apart, on the SDK's path and on the direct aiohttp path).
 """
 
 from __future__ import annotations
