@@ -63,8 +63,8 @@ _PATH = "/chat/completions"
 _OPTIONS: openai.RequestOptions = {"security": {"bearer_auth": True}}
 # httpcore's connection pool looks at each of its connections (probing every idle socket)
 # whenever a request starts or ends, so its CPU cost per call grows with the pool's size: with
-# 64 calls in flight it was a third of the framework's CPU. Where the aiohttp client does not
-# apply, calls are spread over up to _MAX_POOLS pools of about _POOL_SIZE connections each.
+# 64 calls in flight it was a third of the framework's CPU. On the SDK's path (TLS, proxies)
+# calls are spread over up to _MAX_POOLS pools of about _POOL_SIZE connections each.
 _POOL_SIZE = 16
 _MAX_POOLS = 8
 # Idle connections are dropped after this long: under the 5 s idle timeout of uvicorn-based
