@@ -7,6 +7,7 @@ variable selects; forced here with a proxy variable that loopback bypasses)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 
 from empathos.errors import ModelTransientError
 from empathos.llm import EndpointConfig, build_model
-from empathos.llm.testing import FaultServer, Step
+from empathos.llm.testing import FaultServer, Step, completion_body
 
 USER = [{"role": "user", "content": "hello"}]
 
@@ -87,6 +88,22 @@ async def test_base_url_query_string_goes_with_every_request(
         "/v1/chat/completions?api-version=2024-06-01&tenant=a%20b",
         "/v1/chat/completions?api-version=2024-06-01&tenant=a%20b",
     ]
+
+
+async def test_a_reply_json_reads_with_nan_and_non_ascii_as_before(
+    stack: str, fault_server: FaultServer, make_config: Any
+) -> None:
+    # Python's json (what the SDK reads with) accepts NaN, which strict JSON parsers refuse;
+    # some servers write it (e.g. in usage or logprobs). The direct path must read it too.
+    body = json.dumps(completion_body("grüße, 你好")).replace('"total_tokens": 5', '"x": NaN')
+    fault_server.script(Step("reply", body=body.encode()), Step.ok("plain"))
+    model = build_model(make_config(fault_server.url), role="judge")
+    try:
+        assert (await model.chat(USER)).text == "grüße, 你好"
+        assert (await model.chat(USER)).text == "plain"
+    finally:
+        await model.aclose()
+    assert fault_server.requests[0]["messages"][-1] == USER[0]
 
 
 def test_credentials_in_the_base_url_are_refused_without_echoing_them() -> None:

@@ -10,10 +10,11 @@ call record kept in the state.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar, cast
+
+import orjson
 
 from empathos.errors import ModelCallError
 from empathos.llm import (
@@ -77,11 +78,9 @@ class Agent(Protocol[V_contra, O_co]):
 
 
 def _sha(messages: Sequence[Message]) -> str:
-    # the JSON of [m.model_dump() for m in messages], without pydantic's dump per message
-    text = json.dumps(
-        [{"role": m.role, "content": m.content} for m in messages], ensure_ascii=False
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # SHA-256 of the compact UTF-8 JSON of [{"role": ..., "content": ...}, ...]
+    text = orjson.dumps([{"role": m.role, "content": m.content} for m in messages])
+    return hashlib.sha256(text).hexdigest()
 
 
 def call_record(
