@@ -3,6 +3,8 @@ part 8): the same rounding, the same strict or non-strict comparisons, the activ
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -61,3 +63,14 @@ def test_checklist_agrees_with_the_termination_rule(
     for v in action_vectors(np.asarray(rows), EMPATHY_RUBRIC):
         epm = step(epm, v.tolist(), cfg)
         assert _says_victory(_packet(epm, cfg)) == (victory(epm, cfg) is not None)
+
+
+def test_one_state_asked_under_two_presets_gets_each_presets_answer() -> None:
+    # The checks are remembered per state *and* config: asking under reference first must
+    # not answer a later question under paper (E_total 4.996 rounds to 5.00: >= 5, not > 5).
+    epm = step(init_state([-3.0, -4.0, 0.0], REF), [0.0, 6.245, 0.0], REF)
+    paper = PAPER.model_copy(update={"in_zone_success": False})
+    for _ in range(2):
+        assert victory(epm, REF) is not None and _packet(epm, REF).energy_ok
+        assert victory(epm, paper) is None and not _packet(epm, paper).energy_ok
+    assert epm == replace(epm) and "derived" not in repr(epm)

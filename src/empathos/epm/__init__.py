@@ -30,6 +30,7 @@ from empathos.epm.state import (
     init_state,
     step,
     step_unscored,
+    thresholds_of,
     victory,
     victory_checklist,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "success_codes",
     "termination_codes",
     "thresholds",
+    "thresholds_of",
     "tortuosity",
     "victory",
     "victory_checklist",

@@ -6,20 +6,22 @@ The sandbox's turn loop holds one :class:`EPMState` per dialogue and calls :func
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from empathos.epm.config import EPMConfig
 from empathos.epm.dynamics import (
+    _TINY,
     Thresholds,
     half_space_distance,
     in_zone,
     init_dynamics,
-    step_batch,
+    round_to,
     thresholds,
 )
 from empathos.epm.termination import (
@@ -27,8 +29,7 @@ from empathos.epm.termination import (
     VictoryConditions,
     failure_codes,
     kind_from_code,
-    success_codes,
-    victory_conditions,
+    success_codes_of,
 )
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "init_state",
     "step",
     "step_unscored",
+    "thresholds_of",
     "victory",
     "victory_checklist",
 ]
@@ -82,6 +84,12 @@ class EPMState:
     r0: float
     v_star0: tuple[float, ...]
     points: tuple[EPMPoint, ...]
+    # What the checks below derive from this (immutable) state, per config: each evaluation
+    # asks for the victory conditions and thresholds several times (termination check, the
+    # director's packet before and after its action). Not part of equality or repr.
+    _derived: dict[str, tuple[EPMConfig, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def last(self) -> EPMPoint:
@@ -126,25 +134,55 @@ def init_state(P0: Sequence[float], config: EPMConfig) -> EPMState:
 def step(
     state: EPMState, v: Sequence[float], config: EPMConfig, turn: int | None = None
 ) -> EPMState:
-    """Apply one scored evaluation with action vector v (shape (D,))."""
+    """Apply one scored evaluation with action vector v (shape (D,)).
+
+    :func:`~empathos.epm.dynamics.step_batch` for one dialogue, in Python floats: the same
+    IEEE operations in the same order (numpy adds a short last axis left to right), so the
+    same bits, without numpy's per-call overhead on arrays of one row (~100 us a step);
+    tests/epm pin the two together."""
     last = state.last
-    res = step_batch(
-        np.asarray([last.P]), np.asarray([last.E_total]), np.asarray([v]),
-        np.asarray([state.v_star0]), config,
-    )  # fmt: skip
+    P_prev, vs0 = last.P, state.v_star0
+    va = tuple(float(x) for x in v)
+    if len(va) != len(P_prev):
+        raise ValueError(f"action vector has {len(va)} axes, the state {len(P_prev)}")
+    direction = vs0 if config.direction == "fixed" else _ideal_direction(P_prev)
+    delta = _dot(va, direction)
+    v_norm = _norm(va)
+    P_new = tuple(p + x for p, x in zip(P_prev, va, strict=True))
+    gap = tuple(max(0.0, -config.zone_eps - p) for p in P_new)
     point = EPMPoint(
         turn=state.turn + config.eval_every if turn is None else turn,
-        P=tuple(res.P[0].tolist()),
-        v=tuple(float(x) for x in v),
-        delta_E=float(res.delta_E[0]),
-        E_total=float(res.E_total[0]),
-        alignment=float(res.alignment[0]),
-        projection=float(res.projection[0]),
-        p_norm=float(res.p_norm[0]),
-        distance=float(res.distance[0]),
-        in_zone=bool(res.in_zone[0]),
+        P=P_new,
+        v=va,
+        delta_E=delta,
+        E_total=last.E_total + delta,
+        alignment=delta / v_norm if v_norm > _TINY else 0.0,
+        projection=_dot(P_new, vs0),
+        p_norm=_norm(P_new),
+        distance=_norm(gap),
+        in_zone=all(p >= -config.zone_eps for p in P_new),
     )
-    return replace(state, points=(*state.points, point))
+    new = replace(state, points=(*state.points, point))
+    if "thresholds" in state._derived:  # they depend on r0 and the config only
+        new._derived["thresholds"] = state._derived["thresholds"]
+    return new
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    """sum(a_i * b_i), added left to right (as numpy reduces a last axis of < 8 values)."""
+    total = a[0] * b[0]
+    for x, y in zip(a[1:], b[1:], strict=True):
+        total += x * y
+    return total
+
+
+def _norm(a: Sequence[float]) -> float:
+    return math.sqrt(_dot(a, a))
+
+
+def _ideal_direction(P: Sequence[float]) -> tuple[float, ...]:
+    n = _norm(P)
+    return tuple(-p / n for p in P) if n > _TINY else tuple(0.0 for _ in P)
 
 
 def step_unscored(state: EPMState, config: EPMConfig, turn: int | None = None) -> EPMState:
@@ -166,46 +204,83 @@ def _scored(state: EPMState) -> list[EPMPoint]:
     return [p for p in state.points if p.scored]
 
 
-_Latest = tuple[
-    int, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
-    NDArray[np.bool_], Thresholds,
-]  # fmt: skip
+_T = TypeVar("_T")
 
 
-def _latest(state: EPMState, config: EPMConfig) -> _Latest:
-    """The arguments of the victory rule at the latest point, arrays of shape (1,): turn,
-    |P|, projection, rounded-later E_total, mean alignment (t = 0 left out), zone, thresholds."""
-    last = state.last
+def _derived(state: EPMState, config: EPMConfig, key: str, compute: Callable[[], _T]) -> _T:
+    """``compute()``, once per state and config (the state and the config are immutable)."""
+    hit = state._derived.get(key)
+    if hit is not None and hit[0] is config:
+        return hit[1]  # type: ignore[no-any-return]
+    value = compute()
+    state._derived[key] = (config, value)
+    return value
+
+
+def thresholds_of(state: EPMState, config: EPMConfig) -> Thresholds:
+    """The dialogue's thresholds (from r0), arrays of shape (1,)."""
+    return _derived(state, config, "thresholds", lambda: thresholds([state.r0], config))
+
+
+def _round(x: float, decimals: int | None) -> float:
+    """:func:`~empathos.epm.dynamics.round_to` of one float: numpy rounds to ``decimals`` >= 0
+    as rint(x * 10**d) / 10**d, and round() of a float is round-half-even like rint."""
+    if decimals is None:
+        return x
+    if decimals < 0:
+        return float(round_to(x, decimals))
+    scale = 10.0**decimals
+    return float(round(x * scale)) / scale
+
+
+def _mean_alignment(state: EPMState) -> float:
+    """Mean alignment over the scored evaluations, the t = 0 point left out (numpy's mean:
+    its pairwise sum differs from a Python sum from 8 values on)."""
     aligns = [p.alignment or 0.0 for p in _scored(state)[1:]]
-    return (
-        state.turn,
-        np.asarray([last.p_norm]),
-        np.asarray([last.projection]),
-        np.asarray([last.E_total]),
-        np.asarray([float(np.mean(aligns)) if aligns else 0.0]),
-        np.asarray([last.in_zone]),
-        thresholds(np.asarray([state.r0]), config),
-    )
+    return float(np.mean(aligns)) if aligns else 0.0
 
 
 def victory_checklist(state: EPMState, config: EPMConfig) -> VictoryConditions:
-    """Each condition of the active success rule at the latest point, as :func:`victory`
-    tests them (same rounding, same strict or non-strict comparisons); arrays of shape (1,)."""
-    return victory_conditions(*_latest(state, config), config)
+    """Each condition of the active success rule at the latest point, as
+    :func:`~empathos.epm.termination.victory_conditions` tests them (same rounding, same
+    strict or non-strict comparisons), computed in Python floats; arrays of shape (1,)."""
+
+    def compute() -> VictoryConditions:
+        last, th = state.last, thresholds_of(state, config)
+        eps_dist, eps_dir, eps_energy = (
+            float(th.eps_dist[0]), float(th.eps_dir[0]), float(th.eps_energy[0]),
+        )  # fmt: skip
+        e = _round(last.E_total, config.energy_decimals)
+        if config.success_rule == "reference":
+            energy, near = e >= eps_energy, last.p_norm <= eps_dist
+            second = last.projection >= -eps_dir
+        else:
+            energy, near = e > eps_energy, last.p_norm < eps_dist
+            second = _mean_alignment(state) > config.tau_align
+        # The in-zone rule has its own, non-strict energy condition under both presets.
+        zone = last.in_zone and e >= eps_energy and config.in_zone_success
+        return VictoryConditions(
+            *(np.array([flag]) for flag in (state.turn >= config.min_turns, energy, near,
+                                            second, zone))
+        )  # fmt: skip
+
+    return _derived(state, config, "victory", compute)
 
 
 def victory(state: EPMState, config: EPMConfig) -> TerminationKind | None:
     """The success kind whose conditions hold now (None if none); respects min_turns."""
-    code = success_codes(*_latest(state, config), config)
+    code = success_codes_of(victory_checklist(state, config), config)
     return kind_from_code(int(code[0]))
 
 
 def _failure(state: EPMState, config: EPMConfig) -> TerminationKind | None:
-    scored = _scored(state)
-    dE = np.asarray([[p.delta_E or 0.0 for p in scored]])
-    pn = np.asarray([[p.p_norm for p in scored]])
-    code = failure_codes(state.turn, dE, pn, np.asarray([len(scored)]), config)
-    return kind_from_code(int(code[0]))
+    def code() -> int:
+        scored = _scored(state)
+        dE = np.asarray([[p.delta_E or 0.0 for p in scored]])
+        pn = np.asarray([[p.p_norm for p in scored]])
+        return int(failure_codes(state.turn, dE, pn, np.asarray([len(scored)]), config)[0])
+
+    return kind_from_code(_derived(state, config, "failure", code))
 
 
 _REASONS = {
@@ -228,6 +303,8 @@ def check_termination(state: EPMState, config: EPMConfig) -> Termination | None:
     when :func:`victory` holds at that turn (see ``empathos.sandbox.transitions``).
     """
     t = state.turn
+    if t < config.min_turns and t < config.max_turns:
+        return None  # success, failure and the unscored-share error all wait for min_turns
     kind = victory(state, config) or _failure(state, config)
     if kind is None and t >= config.max_turns:
         kind = TerminationKind.TIMEOUT

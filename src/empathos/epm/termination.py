@@ -24,6 +24,7 @@ __all__ = [
     "failure_codes",
     "kind_from_code",
     "success_codes",
+    "success_codes_of",
     "termination_codes",
     "victory_conditions",
 ]
@@ -142,6 +143,12 @@ def success_codes(
     ``success_geometric`` under ``paper`` (which has no positional kind).
     """
     c = victory_conditions(t, p_norm, projection, E_total, mean_alignment, zone, th, config)
+    return success_codes_of(c, config)
+
+
+def success_codes_of(c: VictoryConditions, config: EPMConfig) -> I8:
+    """The success code per dialogue, shape (N,), that conditions ``c`` (from
+    :func:`victory_conditions`) give under ``config``'s rule (0: no victory)."""
     if config.success_rule == "reference":
         second_kind = zone_kind = TerminationKind.SUCCESS_POSITIONAL
     else:
@@ -149,7 +156,7 @@ def success_codes(
             TerminationKind.SUCCESS_COMPANIONSHIP,
             TerminationKind.SUCCESS_GEOMETRIC,
         )
-    out = np.zeros(np.asarray(p_norm).shape, dtype=np.int8)
+    out = np.zeros(c.energy.shape, dtype=np.int8)
     ok = c.old_enough & c.energy
     out = np.where(c.old_enough & c.zone, code_of(zone_kind), out)
     out = np.where(ok & c.second, code_of(second_kind), out)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from empathos.epm import EPMConfig, EPMState, Termination, thresholds, victory_checklist
+from empathos.epm import EPMConfig, EPMState, Termination, thresholds_of, victory_checklist
 from empathos.llm import Message
 from empathos.prompts.blocks import Turn as BlockTurn
 from empathos.prompts.render import RenderedPrompt
@@ -195,7 +195,7 @@ def state_packet(state: DialogueState) -> StatePacket:
         raise ValueError("the EPM state is not initialised")
     cfg, epm = state.epm_config, state.epm
     last = epm.last
-    th = thresholds([epm.r0], cfg)
+    th = thresholds_of(epm, cfg)
     # The same comparisons, rounding and preset as the termination rule (epm.victory).
     check = victory_checklist(epm, cfg)
     aligns = [p.alignment or 0.0 for p in epm.points[1:] if p.scored]
