@@ -167,6 +167,9 @@ def test_hash_ignores_provenance_but_not_content(
     changed["story"]["outcome"] = "something else"
     assert parse_scenario(changed, "c.yaml").scenario_hash() != a.scenario_hash()
     assert len(a.scenario_hash()) == 64
+    # computed once per scenario object: a changed copy gets its own, the original keeps its
+    copy = a.model_copy(update={"id": "another-id"})
+    assert copy.scenario_hash() != a.scenario_hash() == b.scenario_hash()
 
 
 def test_select(make_scenario: Any) -> None:

@@ -9,6 +9,7 @@ validation, and the :class:`CallRecord` of every call (also attached to a failur
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -86,6 +87,12 @@ class Backend(Protocol):
         ...
 
 
+@functools.cache
+def _instruction_for(schema: type[BaseModel], with_schema: bool) -> str:
+    """The schema instruction of a reply class, rendered once (its JSON schema is ~8 KB)."""
+    return schema_instruction(json_schema_of(schema), with_schema=with_schema)
+
+
 class _Call:
     """Mutable bookkeeping of one logical call."""
 
@@ -157,7 +164,7 @@ class ModelClient:
         json_schema = json_schema_of(schema)
         # compact prompts show the JSON shape themselves; the schema still goes with the request
         full = self.config.resolved_prompt_style() == "full"
-        instruction = schema_instruction(json_schema, with_schema=full)
+        instruction = _instruction_for(schema, full)
         msgs = with_instruction(as_messages(messages), instruction)
         opts = self.config.structured
         request = self._request(

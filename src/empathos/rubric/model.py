@@ -177,12 +177,12 @@ def _sum_by_axis(
     unknown = sorted(set(levels) - known)
     if unknown:
         raise InputError(f"unknown indicator(s) {unknown}", field=unknown[0])
-    out = np.zeros(rubric.dim, dtype=np.float64)
+    out = [0.0] * rubric.dim  # summed as Python floats (the same float64 additions, in order)
     for ind in family:
         if ind.key not in levels:
             raise InputError("missing level", field=ind.key)
         out[rubric.axis_index(ind.axis)] += ind.score(parse_level(levels[ind.key], field=ind.key))
-    return out
+    return np.asarray(out, dtype=np.float64)
 
 
 def p0_from_iedr(levels: Mapping[str, object], rubric: Rubric) -> NDArray[np.float64]:

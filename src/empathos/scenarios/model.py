@@ -298,6 +298,9 @@ class Provenance(_Model):
     licence: str = Field(default="", description="Licence of the text, when not the project's.")
 
 
+_HASHES: dict[int, tuple[Scenario, str]] = {}
+
+
 class Scenario(_Model):
     """A persona card plus a hidden crisis story, with labels and an optional initial deficit."""
 
@@ -374,7 +377,15 @@ class Scenario(_Model):
         )
 
     def scenario_hash(self) -> str:
-        """Stable sha256 of the content (everything except provenance), hex."""
+        """Stable sha256 of the content (everything except provenance), hex; computed once per
+        (frozen) scenario object: every dialogue of a run records it."""
+        hit = _HASHES.get(id(self))
+        if hit is not None and hit[0] is self:
+            return hit[1]
         data = self.model_dump(mode="json", exclude={"source"})
         text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if len(_HASHES) >= 1024:
+            _HASHES.clear()
+        _HASHES[id(self)] = (self, digest)  # the scenario kept beside it: its id is not reused
+        return digest
