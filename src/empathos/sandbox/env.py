@@ -277,13 +277,17 @@ class EmpathyEnv:
         if t % cfg.eval_every == 0 or t >= cfg.max_turns:
             state, reward, info = await self._evaluate(state, info)
             term = check_termination(current_epm(state), cfg)
+        packet = None
         if term is None:
-            decision, state = await self.director.act(director_view(state), state)
+            view = director_view(state)
+            decision, state = await self.director.act(view, state)
             state, term = apply_director(state, decision)
             info = info.model_copy(update={"director_action": state.director[-1].action})
+            packet = view.packet  # the director changes neither the EPM state nor the turn
         if term is None and t >= cfg.max_turns:  # only reachable if max_turns is not evaluated
             term = Termination(kind=TerminationKind.TIMEOUT, turn=t, reason="max_turns reached")
-        packet = state_packet(state)
+        if packet is None:
+            packet = state_packet(state)
         state = state.ended(term) if term is not None else await self._next_user_line(state)
         self._state = state
         self._emit()
