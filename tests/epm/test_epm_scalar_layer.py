@@ -8,6 +8,8 @@ comparison at a threshold and make a run disagree with its own replay.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -99,3 +101,27 @@ def test_a_step_keeps_the_thresholds_it_already_knows() -> None:
     nxt = step(epm, [1.0, 1.0, 0.0], cfg)
     assert nxt._derived["thresholds"] is epm._derived["thresholds"]
     assert "victory" not in nxt._derived  # the conditions are the new point's own
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(2, 12), st.randoms(use_true_random=False), configs)
+def test_the_scalar_layer_matches_for_any_number_of_axes(
+    dim: int, rnd: Any, cfg: EPMConfig
+) -> None:
+    # numpy sums 8 values or more pairwise, not left to right: rubrics with many axes too
+    p0 = [rnd.uniform(-9.0, 9.0) for _ in range(dim)]
+    epm = init_state(p0, cfg)
+    for _ in range(6):
+        v = [rnd.uniform(-3.0, 3.0) for _ in range(dim)]
+        last = epm.last
+        ref = step_batch(
+            np.asarray([last.P]), np.asarray([last.E_total]), np.asarray([v]),
+            np.asarray([epm.v_star0]), cfg,
+        )  # fmt: skip
+        epm = step(epm, v, cfg)
+        assert tuple(ref.P[0].tolist()) == epm.last.P
+        assert (epm.last.delta_E, epm.last.p_norm, epm.last.projection, epm.last.distance) == (
+            float(ref.delta_E[0]), float(ref.p_norm[0]), float(ref.projection[0]),
+            float(ref.distance[0]),
+        )  # fmt: skip
+        assert epm.last.alignment == float(ref.alignment[0])

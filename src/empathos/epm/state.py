@@ -169,7 +169,10 @@ def step(
 
 
 def _dot(a: Sequence[float], b: Sequence[float]) -> float:
-    """sum(a_i * b_i), added left to right (as numpy reduces a last axis of < 8 values)."""
+    """sum(a_i * b_i) as numpy sums a last axis: left to right below 8 values (the rubric's
+    3 axes); from 8 on numpy's pairwise sum itself."""
+    if len(a) >= 8:
+        return float(np.sum(np.asarray([a]) * np.asarray([b]), axis=-1)[0])
     total = a[0] * b[0]
     for x, y in zip(a[1:], b[1:], strict=True):
         total += x * y
