@@ -60,14 +60,14 @@ def make_config() -> Any:
     return fast_config
 
 
-@pytest.fixture(params=["aiohttp", "httpx"])
+@pytest.fixture(params=["direct", "httpx"])
 def stack(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The HTTP path to a plain http:// loopback endpoint: ``aiohttp`` (posted to directly, as
+    """The HTTP path to a plain http:// loopback endpoint: ``direct`` (empathos.llm.http1, as
     without a proxy) or ``httpx`` (the SDK's own stack, as with TLS or a proxy variable)."""
     for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"):
         monkeypatch.delenv(name, raising=False)
     if request.param == "httpx":
         monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # never used: loopback bypasses
         monkeypatch.setenv("no_proxy", "127.0.0.1,localhost,no-such-host.invalid")
-    assert _plain_http("http://127.0.0.1:1/v1") == (request.param == "aiohttp")
+    assert _plain_http("http://127.0.0.1:1/v1") == (request.param == "direct")
     return str(request.param)

@@ -2,7 +2,7 @@
 base URLs that cannot work (credentials, another scheme, malformed) when the config is built.
 
 Each fault runs against a real loopback socket, on both HTTP paths (the ``stack`` fixture):
-aiohttp posted to directly (plain http, no proxy) and the SDK on httpx (what TLS or a proxy
+empathos.llm.http1 posting directly (plain http, no proxy) and the SDK on httpx (what TLS or a proxy
 variable selects; forced here with a proxy variable that loopback bypasses)."""
 
 from __future__ import annotations

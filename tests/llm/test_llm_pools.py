@@ -1,4 +1,4 @@
-"""A large max_concurrency is served at once: by aiohttp's one pool on the direct path, by
+"""A large max_concurrency is served at once: by one pool on the direct path, by
 several SDK pools (of _POOL_SIZE connections each) where the SDK's own stack is kept."""
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ async def test_many_pools_serve_every_call_at_once(stack: str, make_config: Any)
 async def test_roles_on_one_endpoint_take_turns_on_one_connection(
     stack: str, make_config: Any
 ) -> None:
-    # A dialogue's roles call one after another. On the direct aiohttp path they share one
-    # session per origin: with a pool per role each connection sat idle through the others'
+    # A dialogue's roles call one after another. On the direct path they share one
+    # pool per origin: with a pool per role each connection sat idle through the others'
     # calls (past a server's keep-alive once calls take seconds) and was opened again. The
     # SDK's path keeps a client (and pool) per role.
     with FaultServer() as server:
@@ -43,4 +43,4 @@ async def test_roles_on_one_endpoint_take_turns_on_one_connection(
         finally:
             for model in models:
                 await model.aclose()
-    assert server.connections == (1 if stack == "aiohttp" else 3)
+    assert server.connections == (1 if stack == "direct" else 3)

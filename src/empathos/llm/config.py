@@ -262,6 +262,12 @@ def resolve_api_key(config: EndpointConfig, role: str) -> str | None:
             f"environment variable {config.api_key_env} (the API key) is not set",
             field=f"roles.{role}.api_key_env",
         )
+    if any(ch in value for ch in "\r\n\0"):  # it would end the Authorization header early
+        raise ConfigError(
+            f"environment variable {config.api_key_env} (the API key) holds a line break or "
+            "a NUL character (pasted with its newline?)",
+            field=f"roles.{role}.api_key_env",
+        )
     return value
 
 

@@ -7,7 +7,7 @@ errors fail at once. Every count and wait is bounded by
 :class:`~empathos.llm.config.RetryConfig`. The message says what happened: a connection
 refused, a name that did not resolve and a connection the server dropped are told apart from
 a timeout (the SDK over aiohttp reports all of them as ``APITimeoutError``; the exception's
-causes tell them apart, on the SDK's path and on the direct aiohttp path).
+causes tell them apart, on the SDK's path and on the direct path).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _names(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__}
 
 
-# Exceptions of the HTTP stacks under the SDK (aiohttp, httpx/httpcore, h11), by class name so
+# Exceptions of the HTTP stacks (aiohttp, httpx/httpcore, h11, empathos.llm.http1), by class name so
 # that neither has to be imported here: the server closed the connection before or while
 # answering.
 _DROPPED = {

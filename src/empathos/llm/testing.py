@@ -94,6 +94,12 @@ class Step:
         return Step("reply", body=b'{"id": "x", "choices": [ {"message": ')
 
     @staticmethod
+    def wire(data: bytes, close: bool = False) -> Step:
+        """``data`` written as the whole reply, as is (any framing: chunked, no length, an
+        interim 100 reply, garbage); the connection then closes if ``close``."""
+        return Step("wire-close" if close else "wire", body=data)
+
+    @staticmethod
     def drop() -> Step:
         """Close the connection without an answer."""
         return Step("drop")
@@ -208,6 +214,10 @@ class FaultServer:
                 await asyncio.sleep(step.delay_s)
             if step.action == "drop":
                 return False
+            if step.action.startswith("wire"):
+                writer.write(step.body)
+                await writer.drain()
+                return step.action == "wire"
             extra = "".join(f"{k}: {v}\r\n" for k, v in step.headers.items())
             head = (
                 f"HTTP/1.1 {step.code} X\r\ncontent-type: application/json\r\n"

@@ -1,0 +1,192 @@
+"""The direct path's own HTTP/1.1 client (empathos.llm.http1) reads what real servers write:
+chunked and close-delimited bodies, ``Connection: close``, an interim 100 reply; it names
+garbage, spends a connection whose call was cancelled, never reuses one idle past the
+keep-alive, and times the server's silence rather than the whole reply. Every test runs
+against a real loopback socket."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from empathos.errors import ConfigError, ModelTransientError
+from empathos.llm import build_model, openai_backend, resolve_api_key
+from empathos.llm.openai_backend import _plain_http
+from empathos.llm.testing import FaultServer, Step, completion_body
+
+USER = [{"role": "user", "content": "hello"}]
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultServer]:
+    """A fresh fault server (its connection count is this test's), on the direct path."""
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    with FaultServer() as fault_server:
+        assert _plain_http(fault_server.url)
+        yield fault_server
+
+
+def _body(text: str) -> bytes:
+    return json.dumps(completion_body(text)).encode()
+
+
+def _chunked(body: bytes, size: int = 7) -> bytes:
+    parts = [body[i : i + size] for i in range(0, len(body), size)]
+    chunks = b"".join(b"%x\r\n%b\r\n" % (len(p), p) for p in parts)
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+    return head + b"\r\n" + chunks + b"0\r\n\r\n"
+
+
+async def _texts(model: Any, n: int) -> list[str]:
+    return [(await model.chat(USER)).text for _ in range(n)]
+
+
+async def test_chunked_close_delimited_and_interim_replies_are_read_whole(
+    server: FaultServer, make_config: Any
+) -> None:
+    length = b"Content-Length: %d\r\n"
+    server.script(
+        Step.wire(_chunked(_body("chunked, kept alive"))),
+        Step.wire(
+            b"HTTP/1.1 100 Continue\r\n\r\n"
+            + b"HTTP/1.1 200 OK\r\n"
+            + length % len(_body("after 100"))
+            + b"\r\n"
+            + _body("after 100")
+        ),
+        Step.wire(
+            b"HTTP/1.1 200 OK\r\n"
+            + length % len(_body("closes"))
+            + b"Connection: close\r\n\r\n"
+            + _body("closes"),
+            close=True,
+        ),
+        Step.wire(
+            b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + _body("ends at EOF"),
+            close=True,
+        ),
+        Step.ok("fresh"),
+    )
+    model = build_model(make_config(server.url, max_attempts=1), role="judge")
+    try:
+        texts = await _texts(model, 5)
+    finally:
+        await model.aclose()
+    assert texts == ["chunked, kept alive", "after 100", "closes", "ends at EOF", "fresh"]
+    # the first three share a connection; the server closed it after the third and the
+    # fourth; nothing was retried (max_attempts=1)
+    assert server.connections == 3
+
+
+async def test_garbage_is_a_transient_error_naming_the_server(
+    server: FaultServer, make_config: Any
+) -> None:
+    server.script(Step.wire(b"SSH-2.0-OpenSSH_9.6\r\n", close=True), Step.wire(b"\x00\xff", True))
+    model = build_model(make_config(server.url, max_attempts=2), role="judge")
+    try:
+        with pytest.raises(ModelTransientError) as caught:
+            await model.chat(USER)
+    finally:
+        await model.aclose()
+    message = str(caught.value)
+    assert "not an HTTP/1.x reply" in message and f"127.0.0.1:{server.port}" in message
+    assert "after 2 attempt(s)" in message
+
+
+async def test_a_cancelled_call_spends_its_connection_and_the_next_call_works(
+    server: FaultServer, make_config: Any
+) -> None:
+    server.script(Step.slow(1.0, content="too late"), Step.ok("next"))
+    model = build_model(make_config(server.url, max_attempts=1), role="judge")
+    try:
+        call = asyncio.create_task(model.chat(USER))
+        await asyncio.sleep(0.2)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        # the late reply to the cancelled call must not be read as this call's reply
+        assert (await model.chat(USER)).text == "next"
+    finally:
+        await model.aclose()
+    assert server.connections == 2
+
+
+async def test_an_idle_connection_past_the_keep_alive_is_not_reused(
+    server: FaultServer, make_config: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(openai_backend, "_KEEPALIVE_S", 0.1)
+    model = build_model(make_config(server.url), role="judge")
+    try:
+        await _texts(model, 2)  # back to back: one connection
+        assert server.connections == 1
+        await asyncio.sleep(0.3)
+        await _texts(model, 1)
+    finally:
+        await model.aclose()
+    assert server.connections == 2
+
+
+async def test_the_timeout_measures_the_servers_silence_not_the_whole_reply(
+    make_config: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reply that trickles in over 1.2 s, never silent for more than 0.2 s, read with a
+    # 0.5 s timeout; then one that stalls for 0.8 s in the middle of its body.
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    body = _body("slow but steady")
+    stall = iter([0.2, 0.8])
+    writers: list[asyncio.StreamWriter] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                size = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
+                await reader.readexactly(size)
+                pause = next(stall)
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body))
+                for i in range(0, len(body), len(body) // 6 + 1):
+                    await asyncio.sleep(pause if i == len(body) // 6 + 1 else 0.2)
+                    writer.write(body[i : i + len(body) // 6 + 1])
+                    await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, StopIteration):
+            writer.close()
+
+    listener = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    model = build_model(
+        make_config(f"http://127.0.0.1:{port}/v1", timeout_s=0.5, max_attempts=1), role="judge"
+    )
+    try:
+        assert (await model.chat(USER)).text == "slow but steady"
+        with pytest.raises(ModelTransientError, match="timed out"):
+            await model.chat(USER)
+    finally:
+        await model.aclose()
+        for writer in writers:
+            writer.close()
+        listener.close()
+        await listener.wait_closed()
+
+
+def test_an_api_key_with_a_line_break_is_refused_without_echoing_it(
+    make_config: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A key pasted with its newline would end the Authorization header early (and let the
+    # rest of the variable forge headers); the key itself never appears in the error.
+    monkeypatch.setenv("EMPATHOS_TEST_KEY", "sk-secret-123\r\nX-Forged: 1")
+    config = make_config("http://127.0.0.1:1/v1", api_key_env="EMPATHOS_TEST_KEY")
+    with pytest.raises(ConfigError) as caught:
+        resolve_api_key(config, "judge")
+    assert "EMPATHOS_TEST_KEY" in str(caught.value) and "line break" in str(caught.value)
+    assert "sk-secret" not in str(caught.value)
