@@ -125,3 +125,64 @@ def test_the_scalar_layer_matches_for_any_number_of_axes(
             float(ref.distance[0]),
         )  # fmt: skip
         assert epm.last.alignment == float(ref.alignment[0])
+
+
+window_configs = st.builds(
+    lambda name, collapse, stagnation, regression, std, ratio, total, min_turns: EPMConfig.preset(
+        name
+    ).model_copy(
+        update={
+            "collapse_window": collapse,
+            "stagnation_window": stagnation,
+            "regression_window": regression,
+            "stagnation_std": std,
+            "regression_ratio": ratio,
+            "regression_sum": total,
+            "min_turns": min_turns,
+        }
+    ),
+    st.sampled_from(["reference", "paper"]),
+    st.integers(1, 10),
+    st.integers(2, 12),
+    st.integers(1, 12),
+    st.sampled_from([0.5, 0.05, 2.0]),
+    st.sampled_from([0.7, 0.5, 0.0]),
+    st.sampled_from([-1.0, 0.0, 0.3]),
+    st.integers(0, 6),
+)
+
+
+def _windows(stagnation: int, regression: int, ratio: float) -> EPMConfig:
+    return EPMConfig.preset("reference").model_copy(
+        update={
+            "collapse_window": 10,
+            "stagnation_window": stagnation,
+            "regression_window": regression,
+            "regression_ratio": ratio,
+        }
+    )
+
+
+small = st.floats(-2.0, 2.0, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.tuples(small, st.floats(0.0, 9.0)), min_size=1, max_size=16),
+    st.integers(0, 20),
+    window_configs,
+)
+# at the boundaries, where a strict comparison decides: the std of (1, 1.5, 2) is 0.5 exactly
+# (the default threshold); 2 negatives of 4 against a ratio of 0.5
+@example([(-1.0, 5.0), (-1.0, 1.0), (-1.0, 1.5), (-1.0, 2.0)], 20, _windows(3, 4, 0.7))
+@example([(-3.0, 1.0), (1.0, 1.0), (-3.0, 1.0), (1.0, 1.0)], 20, _windows(3, 4, 0.5))
+def test_the_scalar_failure_check_gives_the_vectorised_code(
+    history: list[tuple[float, float]], turn: int, cfg: EPMConfig
+) -> None:
+    from empathos.epm.state import failure_code
+    from empathos.epm.termination import failure_codes
+
+    dE = [d for d, _ in history]
+    pn = [p for _, p in history]
+    ref = failure_codes(turn, np.asarray([dE]), np.asarray([pn]), np.asarray([len(dE)]), cfg)
+    assert failure_code(turn, dE, pn, cfg) == int(ref[0])

@@ -27,7 +27,7 @@ from empathos.epm.dynamics import (
 from empathos.epm.termination import (
     TerminationKind,
     VictoryConditions,
-    failure_codes,
+    code_of,
     kind_from_code,
     success_codes_of,
 )
@@ -276,12 +276,53 @@ def victory(state: EPMState, config: EPMConfig) -> TerminationKind | None:
     return kind_from_code(int(code[0]))
 
 
+def _sum(xs: Sequence[float]) -> float:
+    """sum(xs) as numpy sums a last axis: left to right below 8 values; from 8 on numpy's
+    pairwise sum itself."""
+    if len(xs) >= 8:
+        return float(np.sum(np.asarray(xs)))
+    total = xs[0]
+    for x in xs[1:]:
+        total += x
+    return total
+
+
+def _sample_std(xs: Sequence[float]) -> float:
+    """numpy's ``std(xs, ddof=1)``, operation for operation (mean, squared deviations, their
+    sum over n - 1, the square root)."""
+    mean = _sum(xs) / len(xs)
+    return math.sqrt(_sum([(x - mean) * (x - mean) for x in xs]) / (len(xs) - 1))
+
+
+def failure_code(
+    turn: int, delta_E: Sequence[float], p_norm: Sequence[float], config: EPMConfig
+) -> int:
+    """:func:`~empathos.epm.termination.failure_codes` of one dialogue in Python floats (its
+    very bits: the same sums in the same order); ``delta_E`` and ``p_norm`` are the scored
+    points' histories, the t = 0 point included."""
+    if turn < config.min_turns:
+        return 0
+    w = config.collapse_window
+    if len(delta_E) >= w and all(x < 0 for x in delta_E[-w:]):
+        return code_of(TerminationKind.FAILURE_COLLAPSE)
+    w = config.stagnation_window
+    if len(p_norm) < w:
+        return 0
+    std = _sample_std(p_norm[-w:]) if w > 1 else 0.0
+    n = config.regression_window
+    if std < config.stagnation_std and len(delta_E) >= n:
+        last = delta_E[-n:]
+        negative = sum(x < 0 for x in last)
+        if negative > config.regression_ratio * n and _sum(last) < config.regression_sum:
+            return code_of(TerminationKind.FAILURE_STAGNATION_REGRESSION)
+    return 0
+
+
 def _failure(state: EPMState, config: EPMConfig) -> TerminationKind | None:
     def code() -> int:
         scored = _scored(state)
-        dE = np.asarray([[p.delta_E or 0.0 for p in scored]])
-        pn = np.asarray([[p.p_norm for p in scored]])
-        return int(failure_codes(state.turn, dE, pn, np.asarray([len(scored)]), config)[0])
+        dE = [p.delta_E or 0.0 for p in scored]
+        return failure_code(state.turn, dE, [p.p_norm for p in scored], config)
 
     return kind_from_code(_derived(state, config, "failure", code))
 
