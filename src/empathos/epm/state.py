@@ -37,6 +37,7 @@ __all__ = [
     "EPMState",
     "Termination",
     "check_termination",
+    "failure_code",
     "init_state",
     "step",
     "step_unscored",

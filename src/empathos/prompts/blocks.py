@@ -9,12 +9,11 @@ numbers released so far and renders nothing else.
 from __future__ import annotations
 
 import functools
-import string
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Literal, TypeVar
 
-from empathos.prompts.render import fragments
+from empathos.prompts.render import fill, fragments
 from empathos.rubric import EMPATHY_RUBRIC
 from empathos.scenarios.model import Axis, Scenario
 
@@ -41,19 +40,14 @@ MEMORY_PERIODS: tuple[str, ...] = ("childhood", "adolescence", "young_adulthood"
 
 
 @cache
-def _template(language: str, frag: str) -> string.Template:
-    return string.Template(fragments(language)[frag])
-
-
-@cache
 def _fixed(language: str, frag: str) -> str:
-    return _template(language, frag).substitute()
+    return fill(fragments(language)[frag], {})
 
 
 def _f(language: str, frag: str, /, **values: object) -> str:
     if not values:  # a label: the same text every time
         return _fixed(language, frag)
-    return _template(language, frag).substitute({k: str(v) for k, v in values.items()})
+    return fill(fragments(language)[frag], values)
 
 
 F = TypeVar("F", bound=Callable[..., str])

@@ -9,11 +9,10 @@ story itself; every phrase around scenario text comes from the language's fragme
 
 from __future__ import annotations
 
-import string
 from collections.abc import Iterable, Sequence
 
 from empathos.prompts.blocks import memory_text, revealed_stage_numbers
-from empathos.prompts.render import fragments
+from empathos.prompts.render import fill, fragments
 from empathos.scenarios.model import Scenario
 
 __all__ = [
@@ -28,9 +27,7 @@ __all__ = [
 
 
 def _f(language: str, frag: str, /, **values: object) -> str:
-    return string.Template(fragments(language)[frag]).substitute(
-        {k: str(v) for k, v in values.items()}
-    )
+    return fill(fragments(language)[frag], values)
 
 
 def user_age(scenario: Scenario, language: str) -> str:

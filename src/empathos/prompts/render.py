@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import string
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -32,6 +33,7 @@ __all__ = [
     "PromptTemplate",
     "RenderedPrompt",
     "Role",
+    "fill",
     "fragments",
     "load_template",
     "render",
@@ -142,6 +144,43 @@ def fragments(language: str) -> dict[str, str]:
     return {str(k): v for k, v in data.items()}
 
 
+@cache
+def _pieces(body: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``body`` split once by ``string.Template``'s own pattern: its literal runs (``$$``
+    already a ``$``) and, between them, its slot names; None if it has an invalid
+    placeholder."""
+    literals, names, run, pos = [], [], [], 0
+    for m in string.Template.pattern.finditer(body):
+        run.append(body[pos : m.start()])
+        name = m.group("named") or m.group("braced")
+        if name is not None:
+            literals.append("".join(run))
+            names.append(name)
+            run = []
+        elif m.group("escaped") is not None:
+            run.append("$")
+        else:
+            return None
+        pos = m.end()
+    run.append(body[pos:])
+    literals.append("".join(run))
+    return tuple(literals), tuple(names)
+
+
+def fill(body: str, values: Mapping[str, object]) -> str:
+    """``string.Template(body).substitute(values)``, the same text and errors, without
+    scanning ``body`` again on every call (prompts are filled several times a turn)."""
+    pieces = _pieces(body)
+    if pieces is None:  # an invalid placeholder: Template's own error message
+        return string.Template(body).substitute(values)
+    literals, names = pieces
+    out = [literals[0]]
+    for name, literal in zip(names, literals[1:], strict=True):
+        out.append(str(values[name]))
+        out.append(literal)
+    return "".join(out)
+
+
 def render(role: str, language: str, /, *, style: str = "full", **slots: str) -> RenderedPrompt:
     """Fill the template of ``role`` in ``language`` (and ``style``); every declared slot, and
     only those."""
@@ -158,5 +197,5 @@ def render(role: str, language: str, /, *, style: str = "full", **slots: str) ->
             if x
         )
         raise ConfigError(problem, file=f"{language}/{template_file(role, style)}", field=tpl.id)
-    text = string.Template(tpl.body).substitute(slots)
+    text = fill(tpl.body, slots)
     return RenderedPrompt(id=tpl.id, version=tpl.version, text=text.strip() + "\n")
