@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from empathos.errors import ConfigError, ModelTransientError
+from empathos.errors import ConfigError, ModelFatalError, ModelTransientError
 from empathos.llm import build_model, openai_backend, resolve_api_key
 from empathos.llm.openai_backend import _plain_http
 from empathos.llm.testing import FaultServer, Step, completion_body
@@ -96,6 +96,21 @@ async def test_garbage_is_a_transient_error_naming_the_server(
     message = str(caught.value)
     assert "not an HTTP/1.x reply" in message and f"127.0.0.1:{server.port}" in message
     assert "after 2 attempt(s)" in message
+
+
+async def test_a_redirect_is_not_followed_but_named(server: FaultServer, make_config: Any) -> None:
+    head = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://other:9000/v1/chat/completions"
+    server.script(Step.wire(head + b"?key=secret\r\nContent-Length: 0\r\n\r\n"))
+    model = build_model(make_config(server.url), role="judge")
+    try:
+        with pytest.raises(ModelFatalError) as caught:
+            await model.chat(USER)
+    finally:
+        await model.aclose()
+    message = str(caught.value)
+    assert "HTTP 307: redirected to http://other:9000/v1/chat/completions" in message
+    assert "secret" not in message  # a query string may hold a key
+    assert len(server.requests) == 1  # fatal: asked once
 
 
 async def test_a_cancelled_call_spends_its_connection_and_the_next_call_works(

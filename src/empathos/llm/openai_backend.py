@@ -218,6 +218,13 @@ class _DirectPost:
                 raise classify_transport_error(exc, self.where) from None
         if reply.status >= 400:
             raise _status_error(reply.status, reply.body, reply.headers)
+        if reply.status >= 300:  # not followed: a POST redirected is rarely meant to be
+            where = redact_url(reply.headers.get("location")) or "nowhere"
+            raise BackendError(
+                "fatal",
+                f"HTTP {reply.status}: redirected to {where} (put the final address in base_url)",
+                status=reply.status,
+            )
         return _json_body(reply.body)
 
     async def aclose(self) -> None:
