@@ -14,13 +14,12 @@ import sys
 from typing import Any
 
 import pytest
+from llm_helpers import USER, chat_error
 from pydantic import ValidationError
 
 from empathos.errors import ModelTransientError
 from empathos.llm import EndpointConfig, build_model
 from empathos.llm.testing import FaultServer, Step, completion_body
-
-USER = [{"role": "user", "content": "hello"}]
 
 
 def _free_port() -> int:
@@ -30,13 +29,7 @@ def _free_port() -> int:
 
 
 async def _fails_with(make_config: Any, url: str, **over: Any) -> str:
-    model = build_model(make_config(url, max_attempts=2, **over), role="judge")
-    try:
-        with pytest.raises(ModelTransientError) as caught:
-            await model.chat(USER)
-    finally:
-        await model.aclose()
-    return str(caught.value)
+    return await chat_error(make_config(url, max_attempts=2, **over), ModelTransientError)
 
 
 async def test_connection_refused_is_named(stack: str, make_config: Any) -> None:

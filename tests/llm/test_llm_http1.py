@@ -12,13 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from llm_helpers import USER, chat_error
 
 from empathos.errors import ConfigError, ModelFatalError, ModelTransientError
 from empathos.llm import build_model, openai_backend, resolve_api_key
 from empathos.llm.openai_backend import _plain_http
 from empathos.llm.testing import FaultServer, Step, completion_body
-
-USER = [{"role": "user", "content": "hello"}]
 
 
 @pytest.fixture
@@ -87,13 +86,7 @@ async def test_garbage_is_a_transient_error_naming_the_server(
     server: FaultServer, make_config: Any
 ) -> None:
     server.script(Step.wire(b"SSH-2.0-OpenSSH_9.6\r\n", close=True), Step.wire(b"\x00\xff", True))
-    model = build_model(make_config(server.url, max_attempts=2), role="judge")
-    try:
-        with pytest.raises(ModelTransientError) as caught:
-            await model.chat(USER)
-    finally:
-        await model.aclose()
-    message = str(caught.value)
+    message = await chat_error(make_config(server.url, max_attempts=2), ModelTransientError)
     assert "not an HTTP/1.x reply" in message and f"127.0.0.1:{server.port}" in message
     assert "after 2 attempt(s)" in message
 
@@ -101,13 +94,7 @@ async def test_garbage_is_a_transient_error_naming_the_server(
 async def test_a_redirect_is_not_followed_but_named(server: FaultServer, make_config: Any) -> None:
     head = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://other:9000/v1/chat/completions"
     server.script(Step.wire(head + b"?key=secret\r\nContent-Length: 0\r\n\r\n"))
-    model = build_model(make_config(server.url), role="judge")
-    try:
-        with pytest.raises(ModelFatalError) as caught:
-            await model.chat(USER)
-    finally:
-        await model.aclose()
-    message = str(caught.value)
+    message = await chat_error(make_config(server.url), ModelFatalError)
     assert "HTTP 307: redirected to http://other:9000/v1/chat/completions" in message
     assert "secret" not in message  # a query string may hold a key
     assert len(server.requests) == 1  # fatal: asked once
