@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from empathos.errors import ConfigError
 from empathos.prompts import RenderedPrompt
-from empathos.prompts.render import PromptTemplate, fragments, templates_dir
+from empathos.prompts.render import PromptTemplate, fill, fragments, templates_dir
 
 __all__ = [
     "STAGE_TEMPLATES",
@@ -75,7 +75,7 @@ def render_distill(name: str, language: str, **slots: str) -> RenderedPrompt:
             file=f"{language}/{name}.yaml",
             field=tpl.id,
         )
-    text = string.Template(tpl.body).substitute(slots)
+    text = fill(tpl.body, slots)
     return RenderedPrompt(id=tpl.id, version=tpl.version, text=text.strip() + "\n")
 
 

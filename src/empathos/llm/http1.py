@@ -136,8 +136,7 @@ class _Connection(asyncio.Protocol):
         silent_since = self._last_read
         if self._loop.time() - silent_since >= self._timeout_s:
             self._timer = None
-            self._fail(TimeoutError(f"no reply within {self._timeout_s:g} s"))
-            self.abort()
+            self._fail(TimeoutError(f"no reply within {self._timeout_s:g} s"))  # and abort
         else:
             self._timer = self._loop.call_at(silent_since + self._timeout_s, self._check_silence)
 

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Literal, TypeVar
 
-from empathos.prompts.render import fill, fragments
+from empathos.prompts.render import fragment as _f
+from empathos.prompts.render import fragments
 from empathos.rubric import EMPATHY_RUBRIC
 from empathos.scenarios.model import Axis, Scenario
 
@@ -37,17 +38,6 @@ __all__ = [
 Speaker = Literal["user", "model"]
 Turn = tuple[Speaker, str]
 MEMORY_PERIODS: tuple[str, ...] = ("childhood", "adolescence", "young_adulthood", "current")
-
-
-@cache
-def _fixed(language: str, frag: str) -> str:
-    return fill(fragments(language)[frag], {})
-
-
-def _f(language: str, frag: str, /, **values: object) -> str:
-    if not values:  # a label: the same text every time
-        return _fixed(language, frag)
-    return fill(fragments(language)[frag], values)
 
 
 F = TypeVar("F", bound=Callable[..., str])

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from empathos.prompts.blocks import memory_text, revealed_stage_numbers
-from empathos.prompts.render import fill, fragments
+from empathos.prompts.render import fragment as _f
+from empathos.prompts.render import fragments
 from empathos.scenarios.model import Scenario
 
 __all__ = [
@@ -24,10 +25,6 @@ __all__ = [
     "user_age",
     "whole_story",
 ]
-
-
-def _f(language: str, frag: str, /, **values: object) -> str:
-    return fill(fragments(language)[frag], values)
 
 
 def user_age(scenario: Scenario, language: str) -> str:

@@ -34,6 +34,7 @@ __all__ = [
     "RenderedPrompt",
     "Role",
     "fill",
+    "fragment",
     "fragments",
     "load_template",
     "render",
@@ -179,6 +180,11 @@ def fill(body: str, values: Mapping[str, object]) -> str:
         out.append(str(values[name]))
         out.append(literal)
     return "".join(out)
+
+
+def fragment(language: str, frag: str, /, **values: object) -> str:
+    """The fragment ``frag`` of ``language``'s ``fragments.yaml``, filled with ``values``."""
+    return fill(fragments(language)[frag], values)
 
 
 def render(role: str, language: str, /, *, style: str = "full", **slots: str) -> RenderedPrompt:
