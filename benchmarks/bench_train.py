@@ -21,9 +21,9 @@ from pathlib import Path
 import torch
 
 from empathos.llm import EndpointConfig, ModelClient, ScriptedBackend
-from empathos.rl.lm import Trainer, load_train_config, toy
 from empathos.sandbox import Roles
 from empathos.scenarios import load_builtin
+from empathos.train import Trainer, load_train_config, toy
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import empathos
 
 # The verl adapter imports verl, which lives in its own environment (scripts/test-verl.sh):
 # its modules are checked there, and skipped where verl is not installed.
-_VERL = "empathos.rl.integrations.verl"
+_VERL = "empathos.integrations.verl"
 _HAS_VERL = importlib.util.find_spec("verl") is not None
 
 MODULES = sorted(

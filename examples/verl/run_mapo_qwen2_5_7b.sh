@@ -6,7 +6,7 @@
 set -euo pipefail
 export EMPATHOS_VERL_DATA=${EMPATHOS_VERL_DATA:-data/empathos-verl}
 export EMPATHOS_VERL_INTERACTION=${EMPATHOS_VERL_INTERACTION:-$PWD/examples/verl/interaction.yaml}
-EMPATHOS_VERL_REWARD_FN=$(python3 -c 'import empathos.rl.integrations.verl.reward_fn as m; print(m.__file__)')
+EMPATHOS_VERL_REWARD_FN=$(python3 -c 'import empathos.integrations.verl.reward_fn as m; print(m.__file__)')
 export EMPATHOS_VERL_REWARD_FN
 if [ ! -f "$EMPATHOS_VERL_DATA/train.parquet" ]; then
   empathos verl prepare builtin --out "$EMPATHOS_VERL_DATA" --val-fraction 0.2

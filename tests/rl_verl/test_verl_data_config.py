@@ -47,7 +47,7 @@ def _prepare(out: Path) -> str:
 def test_prepared_dataset_loads_with_verls_dataset_and_the_bundled_tokenizer(
     tmp_path: Path,
 ) -> None:
-    from empathos.rl.integrations.verl.dataset import EmpathyDataset
+    from empathos.integrations.verl.dataset import EmpathyDataset
 
     stdout = _prepare(tmp_path / "data")
     assert "train:" in stdout and "val:" in stdout

@@ -12,7 +12,7 @@ from verl import DataProto
 from verl.trainer.config import AlgoConfig
 from verl.trainer.ppo import core_algos, ray_trainer
 
-import empathos.rl.integrations.verl  # noqa: F401  (registers)
+import empathos.integrations.verl  # noqa: F401  (registers)
 from empathos.rl import AdvantageConfig, TurnBatch, compute_advantages
 
 GAP = 4  # user tokens between assistant turns (masked)

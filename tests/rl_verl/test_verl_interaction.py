@@ -28,7 +28,7 @@ def _interaction(tmp_path: Path) -> object:
         "interaction": [
             {
                 "name": "empathos",
-                "class_name": "empathos.rl.integrations.verl.interaction.EmpathyInteraction",
+                "class_name": "empathos.integrations.verl.interaction.EmpathyInteraction",
                 "config": {
                     "roles": {"user": SCRIPTED, "judge": SCRIPTED},
                     "sandbox": SANDBOX,

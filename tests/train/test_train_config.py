@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from empathos.errors import ConfigError
-from empathos.rl.lm import load_train_config
+from empathos.train import load_train_config
 
 
 def test_unknown_estimator_names_the_valid_ones() -> None:
@@ -51,8 +51,8 @@ def test_policy_that_is_not_a_causal_lm_is_one_line(tmp_path: Path) -> None:
     cfg = tmp_path / "train.yaml"
     cfg.write_text(
         "roles:\n"
-        "  user: {kind: scripted, handler: 'empathos.rl.lm.toy:user_states_feeling'}\n"
-        "  judge: {kind: scripted, handler: 'empathos.rl.lm.toy:judge_addresses_user'}\n",
+        "  user: {kind: scripted, handler: 'empathos.train.toy:user_states_feeling'}\n"
+        "  judge: {kind: scripted, handler: 'empathos.train.toy:judge_addresses_user'}\n",
         encoding="utf-8",
     )
     res = _cli(["train", "--config", str(cfg), "--policy", str(not_lm), "--out",

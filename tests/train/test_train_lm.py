@@ -13,11 +13,11 @@ import pytest
 import torch
 from train_helpers import english, tiny_config, toy_roles
 
-from empathos.llm.local import LoraSettings, load_policy, sequence_logprobs
 from empathos.rl import AdvantageConfig, AdvantageResult, TurnBatch, register_estimator
-from empathos.rl.lm import Trainer, TrainerCallbacks, sandbox_config
-from empathos.rl.lm.rollout import Job, collect
-from empathos.rl.lm.update import Sample, token_targets
+from empathos.train import Trainer, TrainerCallbacks, sandbox_config
+from empathos.train.policy import LoraSettings, load_trainable_policy, sequence_logprobs
+from empathos.train.rollout import Job, collect
+from empathos.train.update import Sample, token_targets
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ def test_stored_logprobs_match_a_fresh_forward_and_only_reply_tokens_get_loss(
     tmp_path: Path,
 ) -> None:
     torch.manual_seed(0)
-    policy = load_policy(None, lora=LoraSettings(r=4), trainable=True)
+    policy = load_trainable_policy(None, lora=LoraSettings(r=4))
     cfg = tiny_config(tmp_path)
     jobs = [Job(s, u, 0) for u, s in enumerate(english()[:2])]
     dialogues = asyncio.run(

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from empathos.llm import EndpointConfig, ModelClient, ScriptedBackend
-from empathos.rl.lm import TrainConfig, load_train_config, toy
 from empathos.sandbox import Roles
 from empathos.scenarios import Scenario, load_builtin
+from empathos.train import TrainConfig, load_train_config, toy
 
 
 def toy_roles() -> Roles:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from validate_helpers import HANDLERS
 
+from empathos.llm.roles import RoleEndpoint
 from empathos.records import load_records
-from empathos.run.config import RoleEndpoint
 from empathos.scenarios import load_builtin, load_scenarios
 from empathos.scoring.dialogues import dialogue_scores
 from empathos.validate import JudgeSpec, StudyOptions, run_validation

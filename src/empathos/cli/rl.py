@@ -85,7 +85,7 @@ def compare(
         raise ConfigError(problem, file=out, field="--out") from None
     from empathos.rl.compare import CompareConfig, aggregate, run_compare, write_outputs
     from empathos.rl.sim import SIMULATION_LABEL
-    from empathos.rl.trainer import TrainConfig
+    from empathos.rl.sim_training import TrainConfig
 
     n_seeds = seeds if seeds is not None else (4 if quick else 10)
     n_steps = steps if steps is not None else (40 if quick else 150)

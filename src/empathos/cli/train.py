@@ -1,6 +1,6 @@
 """`empathos train`: MAPO on a local causal LM with the sandbox as the environment.
 
-The shell around :mod:`empathos.rl.lm`: reads the config (YAML + flags), builds the role
+The shell around :mod:`empathos.train`: reads the config (YAML + flags), builds the role
 models, selects training and held-out scenarios, scores evaluations with the leaderboard's
 EPM-Q, shows a progress bar. Bad input exits 2 with one line.
 """
@@ -31,7 +31,7 @@ _OFFLINE_CAPS = {"user": 40, "director": 24, "judge": 12}
 def build_train_roles(config: Any) -> Roles:
     """User, judge and (director_mode model) director from ``config.roles``; a missing role
     runs on the bundled offline model."""
-    from empathos.run.roles import load_handler
+    from empathos.llm.roles import load_handler
 
     clients: dict[str, ModelClient] = {}
     for name in ("user", "judge", "director"):
@@ -89,7 +89,7 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) -> None:
-    from empathos.rl.lm import Trainer, TrainerCallbacks, load_train_config
+    from empathos.train import Trainer, TrainerCallbacks, load_train_config
 
     err = Console(stderr=True)
     config = load_train_config(config_path, overrides)

@@ -14,10 +14,10 @@ from rich.console import Console
 
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError
+from empathos.llm.roles import RoleEndpoint
 from empathos.records import load_records
 from empathos.report.labels import find_scenario_sources, load_labels
 from empathos.report.writer import write_report
-from empathos.run.config import RoleEndpoint
 from empathos.validate import SYCOPHANCY_KINDS, JudgeSpec, StudyOptions, run_validation
 from empathos.validate.output import print_tables, section_html
 from empathos.validate.perturb import SycophancyKind

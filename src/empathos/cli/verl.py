@@ -36,7 +36,7 @@ def prepare(
     ] = "default",
 ) -> None:
     """Write verl's parquet dataset, split by scenario; print the counts."""
-    from empathos.rl.integrations.verl.prepare import write_dataset
+    from empathos.integrations.verl.prepare import write_dataset
 
     loaded = load_scenarios(scenarios, kind="builtin" if scenarios == BUILTIN else "own")
     for error in loaded.errors:

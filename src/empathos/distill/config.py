@@ -18,8 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from empathos.distill.checks import DUPLICATE_SIMILARITY
 from empathos.errors import ConfigError
 from empathos.llm import ModelClient, ResponseCache, build_model
-from empathos.run.config import RoleEndpoint
-from empathos.run.roles import load_handler
+from empathos.llm.roles import RoleEndpoint, load_handler
 
 __all__ = ["DistillConfig", "DistillRoles", "build_distill_model", "load_distill_config"]
 

@@ -1,16 +1,16 @@
 """The local policy backend: a Hugging Face causal LM (optionally with a LoRA adapter) in-process.
 
 It plays the model under test with no server, for ``empathos run`` (``kind: local`` or
-``--policy PATH``) and for the trainer (:mod:`empathos.rl.lm`). Generation is batched across
-dialogues (left-padded) and records, for every reply, the exact prompt token ids, the
-generated token ids and their log-probabilities under the policy (raw logits, before any
-temperature: the numbers a fresh forward pass gives, which is what the PPO ratio needs).
+``--policy PATH``), and generates the trainer's rollouts (:mod:`empathos.train` holds the
+training side: new LoRA adapters, trainable loading, the forward pass with gradient).
+Generation is batched across dialogues (left-padded) and records, for every reply, the exact
+prompt token ids, the generated token ids and their log-probabilities under the policy (raw
+logits, before any temperature: the numbers a fresh forward pass gives, which is what the
+PPO ratio needs).
 
 - :func:`load_policy` loads a directory (or the bundled SmolLM2-135M when ``path`` is None or
-  ``"smollm2-135m-instruct"``), optionally wrapping it with a new or saved LoRA adapter.
+  ``"smollm2-135m-instruct"``), optionally with a saved LoRA adapter, frozen.
 - :meth:`LocalPolicy.generate` samples replies for many prompts at once.
-- :func:`sequence_logprobs` gives the per-token log-probabilities of responses after prompts
-  (with gradient when asked): the trainer's forward pass.
 - :class:`LocalBackend` serves plain chats to a :class:`~empathos.llm.ModelClient`; structured
   output and tool calls are not served (this backend plays the model under test only).
 """
@@ -18,6 +18,7 @@ temperature: the numbers a fresh forward pass gives, which is what the PPO ratio
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import Any
 import torch
 
 from empathos.errors import ConfigError
+from empathos.llm.offline.model import converted_dir, load_offline_model, set_torch_threads
 from empathos.llm.retry import BackendError
 from empathos.llm.types import ChatRequest, Message, RawReply
 
@@ -35,24 +37,14 @@ __all__ = [
     "Generation",
     "LocalBackend",
     "LocalPolicy",
-    "LoraSettings",
     "cached_policy",
+    "load_causal_lm",
     "load_policy",
-    "sequence_logprobs",
+    "resolve_model_dir",
 ]
 
 BUNDLED = "smollm2-135m-instruct"
 _CONTEXT = 8192
-
-
-@dataclass(frozen=True)
-class LoraSettings:
-    """A new LoRA adapter: rank, scale, dropout and the module names it wraps."""
-
-    r: int = 16
-    alpha: int = 32
-    dropout: float = 0.0
-    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 
 @dataclass(frozen=True)
@@ -68,9 +60,7 @@ class Generation:
 
 def _bundled_dir() -> Path:
     """The converted float32 copy of the bundled model (converted on first use)."""
-    from empathos.llm.offline.model import _CONVERTED, cache_dir, load_offline_model
-
-    target = cache_dir() / _CONVERTED
+    target = converted_dir()
     if not (target / "model.safetensors").is_file():
         load_offline_model()  # converts and saves the copy
     if not (target / "model.safetensors").is_file():
@@ -212,97 +202,53 @@ class LocalPolicy:
         return gens
 
 
-def sequence_logprobs(
-    model: Any,
-    prompts: Sequence[Sequence[int]],
-    responses: Sequence[Sequence[int]],
-    *,
-    pad_id: int,
-    device: torch.device,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log-probabilities of each response token after its prompt, one forward pass.
-
-    Rows are right-padded to the longest prompt + response. Returns ``logp`` (N, L) and the
-    response mask (N, L) bool (True on response tokens; logp is 0 elsewhere), aligned so that
-    position ``l`` holds the log-probability of token ``l`` of the packed row. Runs with
-    gradient if the caller has it enabled.
-    """
-    rows = [list(p) + list(r) for p, r in zip(prompts, responses, strict=True)]
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    attn = torch.zeros((len(rows), width), dtype=torch.long)
-    resp = torch.zeros((len(rows), width), dtype=torch.bool)
-    for i, (p, r) in enumerate(zip(prompts, responses, strict=True)):
-        n = len(p) + len(r)
-        ids[i, :n] = torch.tensor(rows[i])
-        attn[i, :n] = 1
-        resp[i, len(p) : n] = True
-    ids, attn, resp = ids.to(device), attn.to(device), resp.to(device)
-    # logits only where a response token is predicted (columns start-1 .. width-2): the
-    # vocabulary projection and log-softmax of prompt positions would be thrown away
-    start = max(1, min(len(p) for p in prompts))
-    keep = width - start + 1
-    out = model(input_ids=ids, attention_mask=attn, use_cache=False, logits_to_keep=keep)
-    logp_next = torch.log_softmax(out.logits[:, :-1].float(), dim=-1)  # (N, width - start, V)
-    tok = logp_next.gather(2, ids[:, start:, None])[..., 0]  # logp of token l at column l
-    logp = torch.zeros((len(rows), width), dtype=tok.dtype, device=device)
-    logp[:, start:] = tok
-    return logp * resp, resp
-
-
 _POLICIES: dict[tuple[str, str | None], LocalPolicy] = {}
 _POLICIES_LOCK = threading.Lock()
 
 
-def load_policy(
-    path: str | Path | None = None,
-    *,
-    adapter: str | Path | None = None,
-    lora: LoraSettings | None = None,
-    device: str | None = None,
-    bf16: bool | None = None,
-    trainable: bool = False,
-    where: str = "policy",
-) -> LocalPolicy:
-    """Load a causal LM for generation (and training when ``trainable``).
+def resolve_model_dir(
+    path: str | Path | None, adapter: str | Path | None, where: str
+) -> tuple[Path, str, Path | None]:
+    """The model directory to load, the policy's name and the adapter to apply.
 
     ``path``: a model directory, or None / ``"smollm2-135m-instruct"`` for the bundled model;
-    a directory holding an adapter (``adapter_config.json``) loads its base model and the
-    adapter. ``adapter``: a saved LoRA adapter to apply. ``lora``: a new adapter to train
-    (with ``trainable``). bf16 on a GPU, float32 on the CPU unless ``bf16`` says otherwise.
-    On the CPU, torch runs one intra-op thread unless ``EMPATHOS_TORCH_THREADS`` says otherwise
-    (as the offline model does: on a small shared machine more threads mostly spin).
-    Bad input raises :class:`ConfigError` naming ``where``.
-    """
+    a directory holding an adapter (``adapter_config.json``) names its base model and the
+    adapter. Bad input raises :class:`ConfigError` naming ``where``."""
+    adapter_dir = Path(adapter) if adapter is not None else None
+    if path is None or str(path) == BUNDLED:
+        base, name = _bundled_dir(), BUNDLED
+    else:
+        base, name = Path(path), str(path)
+        if base.is_dir() and _is_adapter_dir(base) and adapter_dir is None:
+            info = json.loads((base / "adapter_config.json").read_text(encoding="utf-8"))
+            adapter_dir = base
+            parent = info.get("base_model_name_or_path")
+            base = _bundled_dir() if parent in (None, BUNDLED) else Path(str(parent))
+    if name != BUNDLED or not (base / "model.safetensors").is_file():
+        _check_causal_lm(base, where)
+    if adapter_dir is not None and not _is_adapter_dir(adapter_dir):
+        raise ConfigError(f"{adapter_dir} holds no adapter_config.json (not a LoRA adapter)",
+                          field=f"{where}.adapter")  # fmt: skip
+    return base, name, adapter_dir
+
+
+def load_causal_lm(
+    base: Path, *, device: str | None, bf16: bool | None, where: str
+) -> tuple[Any, Any, torch.device, torch.dtype]:
+    """The model (moved to its device) and tokenizer of a causal-LM directory.
+
+    bf16 on a GPU, float32 on the CPU unless ``bf16`` says otherwise. On the CPU, torch runs
+    one intra-op thread unless ``EMPATHOS_TORCH_THREADS`` says otherwise (as the offline model
+    does: on a small shared machine more threads mostly spin)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     if dev.type == "cpu":
-        from empathos.llm.offline.model import _set_threads
-
-        _set_threads()  # one intra-op thread unless EMPATHOS_TORCH_THREADS says otherwise
+        set_torch_threads()
     use_bf16 = bf16 if bf16 is not None else dev.type == "cuda"
     dtype = torch.bfloat16 if use_bf16 else torch.float32
-    base: Path
-    name: str
-    if path is None or str(path) == BUNDLED:
-        base, name = _bundled_dir(), BUNDLED
-    else:
-        base, name = Path(path), str(path)
-        if base.is_dir() and _is_adapter_dir(base) and adapter is None:
-            import json
-
-            info = json.loads((base / "adapter_config.json").read_text(encoding="utf-8"))
-            adapter = base
-            parent = info.get("base_model_name_or_path")
-            base = _bundled_dir() if parent in (None, BUNDLED) else Path(str(parent))
-    if name != BUNDLED or not (base / "model.safetensors").is_file():
-        _check_causal_lm(base, where)
-    if adapter is not None and not _is_adapter_dir(Path(adapter)):
-        raise ConfigError(f"{adapter} holds no adapter_config.json (not a LoRA adapter)",
-                          field=f"{where}.adapter")  # fmt: skip
     model: Any
     try:
         tokenizer = AutoTokenizer.from_pretrained(base)
@@ -313,28 +259,36 @@ def load_policy(
     if tokenizer.chat_template is None:
         raise ConfigError(f"{base} has no chat template (not an instruct/chat model)", field=where)
     model.to(dev)
-    is_lora = False
-    if adapter is not None or lora is not None:
-        from peft import LoraConfig, PeftModel, get_peft_model
+    return model, tokenizer, dev, dtype
 
-        if adapter is not None:
-            model = PeftModel.from_pretrained(model, str(adapter), is_trainable=trainable)
-        else:
-            assert lora is not None
-            cfg = LoraConfig(
-                r=lora.r,
-                lora_alpha=lora.alpha,
-                lora_dropout=lora.dropout,
-                target_modules=list(lora.target_modules),
-                task_type="CAUSAL_LM",
-            )
-            model = get_peft_model(model, cfg)
-        is_lora = True
-    if not trainable:
-        model.requires_grad_(False)
-        model.eval()
+
+def load_policy(
+    path: str | Path | None = None,
+    *,
+    adapter: str | Path | None = None,
+    device: str | None = None,
+    bf16: bool | None = None,
+    where: str = "policy",
+) -> LocalPolicy:
+    """Load a causal LM for generation, frozen (training: :mod:`empathos.train.policy`).
+
+    ``path`` and ``adapter`` as in :func:`resolve_model_dir`; ``device`` and ``bf16`` as in
+    :func:`load_causal_lm`. Bad input raises :class:`ConfigError` naming ``where``."""
+    base, name, adapter_dir = resolve_model_dir(path, adapter, where)
+    model, tokenizer, dev, dtype = load_causal_lm(base, device=device, bf16=bf16, where=where)
+    if adapter_dir is not None:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, str(adapter_dir), is_trainable=False)
+    model.requires_grad_(False)
+    model.eval()
     return LocalPolicy(
-        model=model, tokenizer=tokenizer, name=name, device=dev, dtype=dtype, lora=is_lora
+        model=model,
+        tokenizer=tokenizer,
+        name=name,
+        device=dev,
+        dtype=dtype,
+        lora=adapter_dir is not None,
     )
 
 

@@ -26,7 +26,7 @@ from scipy import stats as sps
 from empathos.records.io import write_text_atomic
 from empathos.rl.advantages import get_estimator
 from empathos.rl.sim import SIMULATION_LABEL
-from empathos.rl.trainer import TrainConfig, TrainResult, train
+from empathos.rl.sim_training import TrainConfig, TrainResult, train
 
 __all__ = [
     "METRICS",

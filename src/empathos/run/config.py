@@ -25,8 +25,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from empathos.errors import ConfigError
-from empathos.llm import EndpointConfig
 from empathos.llm.offline import OFFLINE_MODEL_ID
+from empathos.llm.roles import RoleEndpoint
 
 __all__ = [
     "DEMO_MAX_TURNS",
@@ -72,26 +72,6 @@ _FLAGS = {
     **{f"roles.{r}.kind": "--roles-base-url" for r in SANDBOX_ROLES},
     **{f"roles.{r}.api_key_env": "--roles-api-key-env" for r in SANDBOX_ROLES},
 }
-
-
-class RoleEndpoint(EndpointConfig):
-    """One role's endpoint (see :class:`~empathos.llm.EndpointConfig`) plus a scripted handler."""
-
-    handler: str | None = Field(
-        None,
-        description="kind 'scripted' only: the reply handler as 'package.module:function' or "
-        "'path/to/file.py:function' (a function ChatRequest -> reply, see "
-        "empathos.llm.scripted). None: auto_reply.",
-    )
-
-    @classmethod
-    def _default_model_id(cls, kind: str, data: dict[str, Any]) -> str:
-        """A scripted role given without a model id is recorded under its handler's name."""
-        if kind != "scripted":
-            return super()._default_model_id(kind, data)
-        handler = data.get("handler")
-        name = str(handler).rpartition(":")[2] if handler else "auto_reply"
-        return f"scripted:{name or 'handler'}"
 
 
 class RolesConfig(BaseModel):

@@ -20,10 +20,9 @@ from empathos.errors import InputError
 from empathos.llm import ResponseCache, build_model
 from empathos.llm.config import redact_url
 from empathos.llm.offline import OFFLINE_MODEL_ID
+from empathos.llm.roles import RoleEndpoint, load_handler
 from empathos.records import load_records
 from empathos.records.io import write_text_atomic
-from empathos.run.config import RoleEndpoint
-from empathos.run.roles import load_handler
 from empathos.scenarios import Scenario, load_scenarios
 from empathos.validate.judge import Judge
 from empathos.validate.output import markdown

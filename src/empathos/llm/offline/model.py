@@ -34,7 +34,9 @@ __all__ = [
     "ContextLengthExceeded",
     "OfflineModel",
     "cache_dir",
+    "converted_dir",
     "load_offline_model",
+    "set_torch_threads",
 ]
 
 OFFLINE_MODEL_ID = "smollm2-135m-instruct"
@@ -171,7 +173,7 @@ def _convert(target: Path) -> OfflineModel:
     return OfflineModel(model=model, tokenizer=tokenizer, source="gguf", load_s=load_s)
 
 
-def _set_threads() -> None:
+def set_torch_threads() -> None:
     """One intra-op thread unless ``EMPATHOS_TORCH_THREADS`` says otherwise.
 
     On a small shared machine several threads spin against each other and other processes:
@@ -193,8 +195,8 @@ def _load() -> OfflineModel:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    _set_threads()
-    target = cache_dir() / _CONVERTED
+    set_torch_threads()
+    target = converted_dir()
     if (target / "model.safetensors").is_file():
         t0 = time.perf_counter()
         try:
@@ -209,6 +211,11 @@ def _load() -> OfflineModel:
         except (OSError, ValueError):
             shutil.rmtree(target, ignore_errors=True)  # a damaged copy: convert again
     return _convert(target)
+
+
+def converted_dir() -> Path:
+    """Where the float32 copy of the bundled model is saved (converted on first use)."""
+    return cache_dir() / _CONVERTED
 
 
 def load_offline_model() -> OfflineModel:

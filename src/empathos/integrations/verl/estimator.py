@@ -1,6 +1,6 @@
 """MAPO's estimators in verl's advantage-estimator registry.
 
-``register_estimators()`` (run when :mod:`empathos.rl.integrations.verl` is imported) adds
+``register_estimators()`` (run when :mod:`empathos.integrations.verl` is imported) adds
 ``mapo_dialogue``, ``mapo_turn_only`` and ``mapo_batch_only`` to
 ``verl.trainer.ppo.core_algos``'s registry, so ``algorithm.adv_estimator=mapo_dialogue``
 selects them. Each takes what verl passes (``token_level_rewards``, ``response_mask``,

@@ -19,13 +19,14 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from empathos.llm.local import LocalPolicy, sequence_logprobs
+from empathos.llm.local import LocalPolicy
 from empathos.rl.advantages import compute_advantages
 from empathos.rl.batch import AdvantageConfig, AdvantageResult, TurnBatch
 from empathos.rl.kl import kl_in_reward
-from empathos.rl.lm.rollout import Dialogue, TurnSample, turn_arrays
 from empathos.rl.loss import PPOLossConfig, ppo_clip_loss
 from empathos.rl.tokens import broadcast_from_response_mask
+from empathos.train.policy import sequence_logprobs
+from empathos.train.rollout import Dialogue, TurnSample, turn_arrays
 
 __all__ = [
     "Sample",
@@ -111,7 +112,7 @@ def token_targets(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Rollout log-probs, token advantages and token loss mask (N, L) for packed rows.
 
-    ``resp`` (N, L) is the response mask of :func:`empathos.llm.local.sequence_logprobs`:
+    ``resp`` (N, L) is the response mask of :func:`empathos.train.policy.sequence_logprobs`:
     each row's reply is its one assistant run, so the sample's advantage goes to its reply
     tokens and nowhere else (prompt, earlier turns, user lines and padding get 0, off-mask)."""
     old = torch.zeros_like(logp)

@@ -31,20 +31,21 @@ import yaml
 from empathos import __version__
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, EmpathosError
-from empathos.llm.local import LocalPolicy, LoraSettings, load_policy
+from empathos.llm.local import LocalPolicy
 from empathos.records import DialogueRecord
 from empathos.records.io import write_text_atomic
-from empathos.rl.lm.config import TrainConfig
-from empathos.rl.lm.rollout import Dialogue, Job, collect, mean_turn_reward
-from empathos.rl.lm.update import (
+from empathos.sandbox import Roles, SandboxConfig
+from empathos.scenarios import Scenario
+from empathos.train.config import TrainConfig
+from empathos.train.policy import LoraSettings, load_trainable_policy
+from empathos.train.rollout import Dialogue, Job, collect, mean_turn_reward
+from empathos.train.update import (
     Sample,
     UpdateSettings,
     advantages_for,
     policy_update,
     reference_logprobs,
 )
-from empathos.sandbox import Roles, SandboxConfig
-from empathos.scenarios import Scenario
 
 __all__ = ["Scorer", "Trainer", "TrainerCallbacks", "sandbox_config"]
 
@@ -147,12 +148,11 @@ class Trainer:
             if lora is not None
             else None
         )
-        self.policy = load_policy(
+        self.policy = load_trainable_policy(
             cfg.policy.path,
             lora=settings,
             device=cfg.policy.device,
             bf16=cfg.policy.bf16,
-            trainable=True,
             where="policy.path",
         )
         model = self.policy.model

@@ -1,7 +1,7 @@
 """verl's per-sample score for empathos rollouts (``reward.custom_reward_function``).
 
 The reward that trains the policy is per turn (the interaction's turn scores, moved onto each
-turn's last token by :mod:`~empathos.rl.integrations.verl.hook`); verl's reward loop still
+turn's last token by :mod:`~empathos.integrations.verl.hook`); verl's reward loop still
 asks every sample for one score, which it logs. This returns the sum of the finite turn
 scores (the dialogue's total distance decrease), so verl's ``score`` metric means something.
 """

@@ -8,7 +8,7 @@ KL penalty verl already applied (``token_level_rewards - token_level_scores``).
 
 :func:`install` wraps ``verl.trainer.ppo.ray_trainer.compute_advantage`` (looked up by the
 trainer at call time) so this happens for empathos's estimators only; other estimators see
-verl's batch unchanged. It runs when :mod:`empathos.rl.integrations.verl` is imported, which
+verl's batch unchanged. It runs when :mod:`empathos.integrations.verl` is imported, which
 verl does in its trainer process through ``data.custom_cls`` (see docs/verl.md).
 """
 

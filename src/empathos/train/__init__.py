@@ -7,9 +7,9 @@ checkpoints, resume), ``toy`` (scripted roles rewarding one observable behaviour
 smoke run and tests). See docs/train.md.
 """
 
-from empathos.rl.lm import toy
-from empathos.rl.lm.config import TrainConfig, load_train_config
-from empathos.rl.lm.trainer import Scorer, Trainer, TrainerCallbacks, sandbox_config
+from empathos.train import toy
+from empathos.train.config import TrainConfig, load_train_config
+from empathos.train.trainer import Scorer, Trainer, TrainerCallbacks, sandbox_config
 
 __all__ = [
     "Scorer",

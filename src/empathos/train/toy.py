@@ -6,8 +6,8 @@ deterministic rule, not a model of empathy: use it to check the training machine
 claim anything about support quality.
 
 Name them in a train config: ``roles: {judge: {kind: scripted, handler:
-empathos.rl.lm.toy:judge_addresses_user}, user: {kind: scripted, handler:
-empathos.rl.lm.toy:user_states_feeling}}``.
+empathos.train.toy:judge_addresses_user}, user: {kind: scripted, handler:
+empathos.train.toy:user_states_feeling}}``.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ hook (:mod:`.hook`). The parts:
 Nothing else in empathos imports verl. See docs/verl.md.
 """
 
-from empathos.rl.integrations.verl import hook
-from empathos.rl.integrations.verl.estimator import DEFAULT_NAMES, register_estimators
+from empathos.integrations.verl import hook
+from empathos.integrations.verl.estimator import DEFAULT_NAMES, register_estimators
 
 __all__ = ["DEFAULT_NAMES", "register_estimators"]
 

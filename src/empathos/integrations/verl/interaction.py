@@ -4,7 +4,7 @@ verl's tool agent loop generates the policy's turn, then calls ``generate_respon
 conversation so far; we feed the policy's last reply to an :class:`EmpathyEnv`, which runs
 the judge (the turn's reward), the EPM, termination, the director and the simulated user's
 next line. verl appends the user line (masked out of the loss) and the turn's score to the
-sample's ``turn_scores``; :class:`~empathos.rl.integrations.verl.reward.TurnRewardManager`
+sample's ``turn_scores``; :class:`~empathos.integrations.verl.reward.TurnRewardManager`
 puts each score on the last token of its turn for the estimator.
 
 The interaction's ``config`` (from verl's interaction config file; every key optional)::
@@ -33,7 +33,7 @@ from verl.interactions.base import BaseInteraction
 
 from empathos.errors import ConfigError
 from empathos.llm import EndpointConfig, ModelClient, ResponseCache, build_model
-from empathos.run.roles import load_handler
+from empathos.llm.roles import load_handler
 from empathos.sandbox import EmpathyEnv
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.scenarios import BUILTIN, Scenario, load_scenarios
