@@ -28,6 +28,10 @@ echo "== ruff"
 .venv/bin/ruff format --check src tests benchmarks scripts
 echo "== mypy"
 .venv/bin/mypy
+echo "== layers and sizes"
+.venv/bin/python scripts/layers.py          # no import breaks docs/layers.toml
+.venv/bin/python scripts/layers.py --check  # docs/architecture.md's picture is current
+.venv/bin/python scripts/sizes.py           # no function over 60 lines, no module over 450
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
 # The verl adapter's tests run against verl's real code in its own environment (docs/verl.md).

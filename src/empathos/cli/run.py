@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from empathos.run.runner import RunOutcome
     from empathos.run.session import PreparedRun
 
-__all__ = ["register"]
+__all__ = ["register", "run_cmd"]
 
 _TABLE_WIDTH = 200
 
@@ -216,105 +216,108 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
     return code
 
 
+Str = str | None
+Int = int | None
+ConfigPath = Annotated[
+    Path | None, typer.Option("--config", help="Run config YAML (see docs/run.md).")
+]
+Model = Annotated[Str, typer.Option(help="Model id of the model under test.")]
+BaseUrl = Annotated[Str, typer.Option(help="OpenAI-compatible base URL of the model under test.")]
+ApiKeyEnv = Annotated[
+    Str, typer.Option(help="NAME of the env var holding the model under test's API key.")
+]
+Policy = Annotated[
+    Str,
+    typer.Option(
+        help="A local Hugging Face causal LM directory (or LoRA adapter) as the model under "
+        "test, in-process (kind: local); 'smollm2-135m-instruct': the bundled one."
+    ),
+]
+RolesModel = Annotated[
+    Str, typer.Option(help="Model id of the user, director and judge (with --roles-base-url).")
+]
+RolesBaseUrl = Annotated[
+    Str, typer.Option(help="OpenAI-compatible base URL of the user, director and judge.")
+]
+RolesApiKeyEnv = Annotated[Str, typer.Option(help="NAME of the env var holding their API key.")]
+Protocol = Annotated[
+    Str,
+    typer.Option(
+        help="'empathos' (default: our prompts and loop) or 'empa-release' (the published "
+        "release's own agents and loop, from your installed 'empa')."
+    ),
+]
+Scenarios = Annotated[
+    Str, typer.Option(help="'builtin' (default), a scenario file/dir, or a published layout.")
+]
+Cases = Annotated[Str, typer.Option(help="Ids (comma-separated), 'official' or 'all'.")]
+Limit = Annotated[Int, typer.Option(min=1, help="At most this many scenarios.")]
+Trials = Annotated[Int, typer.Option(min=1, help="Dialogues per scenario.")]
+Concurrency = Annotated[Int, typer.Option(min=1, help="Dialogues in flight at once.")]
+MaxTurns = Annotated[Int, typer.Option(min=1, help="Turn cap.")]
+MinTurns = Annotated[Int, typer.Option(min=0, help="No success/failure before this turn.")]
+Language = Annotated[Str, typer.Option(help="Only scenarios in this language (en, zh).")]
+Out = Annotated[Path | None, typer.Option(help="Run directory.")]
+RetryErrors = Annotated[
+    bool,
+    typer.Option(
+        "--retry-errors/--no-retry-errors",
+        help="On resume, run error dialogues again (default) or keep them.",
+    ),
+]
+Force = Annotated[
+    bool, typer.Option(help="Start over a run directory made with a different config.")
+]
+
+
+def run_cmd(
+    config: ConfigPath = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    policy: Policy = None,
+    roles_model: RolesModel = None,
+    roles_base_url: RolesBaseUrl = None,
+    roles_api_key_env: RolesApiKeyEnv = None,
+    protocol: Protocol = None,
+    scenarios: Scenarios = None,
+    cases: Cases = None,
+    limit: Limit = None,
+    trials: Trials = None,
+    concurrency: Concurrency = None,
+    max_turns: MaxTurns = None,
+    min_turns: MinTurns = None,
+    language: Language = None,
+    out: Out = None,
+    retry_errors: RetryErrors = True,
+    force: Force = False,
+) -> None:
+    """Run the benchmark; with no options, every role on the bundled offline model."""
+    cli = {
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "policy": policy,
+        "roles_model": roles_model,
+        "roles_base_url": roles_base_url,
+        "roles_api_key_env": roles_api_key_env,
+        "protocol": protocol,
+        "scenarios": scenarios,
+        "cases": cases,
+        "limit": limit,
+        "trials": trials,
+        "concurrency": concurrency,
+        "max_turns": max_turns,
+        "min_turns": min_turns,
+        "language": language,
+        "out": out,
+        "retry_errors": None if retry_errors else False,
+    }
+    code = _run(cli, config, force)
+    if code:
+        raise typer.Exit(code)
+
+
 def register(app: typer.Typer) -> None:
     """Mount ``run`` on the main app."""
-
-    @app.command("run")
-    def run_cmd(
-        config: Annotated[
-            Path | None, typer.Option("--config", help="Run config YAML (see docs/run.md).")
-        ] = None,
-        model: Annotated[str | None, typer.Option(help="Model id of the model under test.")] = None,
-        base_url: Annotated[
-            str | None,
-            typer.Option(help="OpenAI-compatible base URL of the model under test."),
-        ] = None,
-        api_key_env: Annotated[
-            str | None,
-            typer.Option(help="NAME of the env var holding the model under test's API key."),
-        ] = None,
-        policy: Annotated[
-            str | None,
-            typer.Option(
-                help="A local Hugging Face causal LM directory (or LoRA adapter) as the model "
-                "under test, in-process (kind: local); 'smollm2-135m-instruct': the bundled one."
-            ),
-        ] = None,
-        roles_model: Annotated[
-            str | None,
-            typer.Option(help="Model id of the user, director and judge (with --roles-base-url)."),
-        ] = None,
-        roles_base_url: Annotated[
-            str | None,
-            typer.Option(help="OpenAI-compatible base URL of the user, director and judge."),
-        ] = None,
-        roles_api_key_env: Annotated[
-            str | None,
-            typer.Option(help="NAME of the env var holding their API key."),
-        ] = None,
-        protocol: Annotated[
-            str | None,
-            typer.Option(
-                help="'empathos' (default: our prompts and loop) or 'empa-release' (the "
-                "published release's own agents and loop, from your installed 'empa')."
-            ),
-        ] = None,
-        scenarios: Annotated[
-            str | None,
-            typer.Option(help="'builtin' (default), a scenario file/dir, or a published layout."),
-        ] = None,
-        cases: Annotated[
-            str | None,
-            typer.Option(help="Ids (comma-separated), 'official' or 'all'."),
-        ] = None,
-        limit: Annotated[
-            int | None, typer.Option(min=1, help="At most this many scenarios.")
-        ] = None,
-        trials: Annotated[int | None, typer.Option(min=1, help="Dialogues per scenario.")] = None,
-        concurrency: Annotated[
-            int | None, typer.Option(min=1, help="Dialogues in flight at once.")
-        ] = None,
-        max_turns: Annotated[int | None, typer.Option(min=1, help="Turn cap.")] = None,
-        min_turns: Annotated[
-            int | None, typer.Option(min=0, help="No success/failure before this turn.")
-        ] = None,
-        language: Annotated[
-            str | None, typer.Option(help="Only scenarios in this language (en, zh).")
-        ] = None,
-        out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-        retry_errors: Annotated[
-            bool,
-            typer.Option(
-                "--retry-errors/--no-retry-errors",
-                help="On resume, run error dialogues again (default) or keep them.",
-            ),
-        ] = True,
-        force: Annotated[
-            bool,
-            typer.Option(help="Start over a run directory made with a different config."),
-        ] = False,
-    ) -> None:
-        """Run the benchmark; with no options, every role on the bundled offline model."""
-        cli = {
-            "model": model,
-            "base_url": base_url,
-            "api_key_env": api_key_env,
-            "policy": policy,
-            "roles_model": roles_model,
-            "roles_base_url": roles_base_url,
-            "roles_api_key_env": roles_api_key_env,
-            "protocol": protocol,
-            "scenarios": scenarios,
-            "cases": cases,
-            "limit": limit,
-            "trials": trials,
-            "concurrency": concurrency,
-            "max_turns": max_turns,
-            "min_turns": min_turns,
-            "language": language,
-            "out": out,
-            "retry_errors": None if retry_errors else False,
-        }
-        code = _run(cli, config, force)
-        if code:
-            raise typer.Exit(code)
+    app.command("run")(run_cmd)

@@ -31,7 +31,7 @@ _OFFLINE_CAPS = {"user": 40, "director": 24, "judge": 12}
 def build_train_roles(config: Any) -> Roles:
     """User, judge and (director_mode model) director from ``config.roles``; a missing role
     runs on the bundled offline model."""
-    from empathos.llm.roles import load_handler
+    from empathos.llm.roles import build_role_model
 
     clients: dict[str, ModelClient] = {}
     for name in ("user", "judge", "director"):
@@ -45,13 +45,7 @@ def build_train_roles(config: Any) -> Roles:
             continue
         if role.kind == "local":
             raise ConfigError("kind local plays the policy only", field=f"roles.{name}.kind")
-        handler = None
-        if role.handler is not None:
-            if role.kind != "scripted":
-                raise ConfigError("handler is only used with kind: scripted", field=f"roles.{name}")
-            handler = load_handler(role.handler, name)
-        endpoint = EndpointConfig.model_validate(role.model_dump(exclude={"handler"}))
-        clients[name] = build_model(endpoint, name, handler=handler)
+        clients[name] = build_role_model(role, name)
     return Roles(user=clients["user"], judge=clients["judge"], director=clients.get("director"))
 
 

@@ -2,23 +2,25 @@
 
 A YAML file (``--config``) may hold ``roles: {distiller: ..., judge: ...}`` (each an endpoint
 as in ``docs/models.md``, with ``handler: module:function`` for ``kind: scripted``) and the
-options below. The flags ``--model``, ``--base-url`` and ``--api-key-env`` set the distiller
-(``--base-url`` makes it ``kind: openai``). The judge defaults to the distiller's endpoint;
+options below; ``EMPATHOS_DISTILL_<FIELD>`` variables override the file. The flags
+``--model``, ``--base-url`` and ``--api-key-env`` set the distiller (``--base-url`` makes it
+``kind: openai``). The judge defaults to the distiller's endpoint;
 with neither given both run on the bundled offline model with small output caps.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from empathos.distill.checks import DUPLICATE_SIMILARITY
 from empathos.errors import ConfigError
-from empathos.llm import ModelClient, ResponseCache, build_model
-from empathos.llm.roles import RoleEndpoint, load_handler
+from empathos.layered_config import load_layers
+from empathos.llm import ModelClient, ResponseCache
+from empathos.llm.roles import RoleEndpoint, build_role_model
 
 __all__ = ["DistillConfig", "DistillRoles", "build_distill_model", "load_distill_config"]
 
@@ -66,43 +68,43 @@ class DistillConfig(BaseModel):
         return distiller
 
 
-def load_distill_config(path: Path | None, cli: dict[str, Any]) -> DistillConfig:
-    """The config from the YAML file (optional) and the CLI values (None: not given)."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read: {' '.join(str(exc).split())}", file=path) from None
-        if raw is not None and not isinstance(raw, dict):
-            raise ConfigError("expected a mapping", file=path)
-        data = dict(raw or {})
-    for key in ("concurrency", "keep_source", "id_prefix", "duplicate_similarity"):
-        if cli.get(key) is not None:
-            data[key] = cli[key]
-    flags = {k: cli.get(k) for k in ("model", "base_url", "api_key_env")}
-    if any(v is not None for v in flags.values()):
-        roles = dict(data.get("roles") or {})
-        dist = dict(roles.get("distiller") or {})
-        if flags["base_url"] is not None:
-            dist["kind"] = "openai"
-            dist["base_url"] = flags["base_url"]
-            if flags["model"] is None and "model" not in dist:
-                raise ConfigError(
-                    "needs --model (the model id at that endpoint)", field="--base-url"
-                )
-        if flags["model"] is not None:
-            dist["model"] = flags["model"]
-        if flags["api_key_env"] is not None:
-            dist["api_key_env"] = flags["api_key_env"]
-        roles["distiller"] = dist
-        data["roles"] = roles
-    try:
-        return DistillConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"] if not isinstance(x, int))
-        raise ConfigError(first["msg"], file=path, field=loc or None) from None
+#: The flag of ``empathos distill`` that sets each dotted field (for error messages).
+_FLAGS = {
+    "roles.distiller.model": "--model",
+    "roles.distiller.base_url": "--base-url",
+    "roles.distiller.kind": "--base-url",
+    "roles.distiller.api_key_env": "--api-key-env",
+}
+ENV_PREFIX = "EMPATHOS_DISTILL_"
+
+
+def load_distill_config(
+    path: Path | None, cli: Mapping[str, Any], environ: Mapping[str, str] | None = None
+) -> DistillConfig:
+    """The config from the YAML file (optional), ``EMPATHOS_DISTILL_<FIELD>`` variables (nested
+    with ``__``) and the CLI values (None: not given), through :mod:`empathos.layered_config`.
+    ``--model``, ``--base-url`` and ``--api-key-env`` set the distiller's endpoint."""
+    distiller: dict[str, Any] = {
+        "model": cli.get("model"),
+        "api_key_env": cli.get("api_key_env"),
+    }
+    if cli.get("base_url") is not None:
+        distiller.update(kind="openai", base_url=cli["base_url"])
+    flags = {k: cli.get(k) for k in ("concurrency", "keep_source", "id_prefix",
+                                     "duplicate_similarity")}  # fmt: skip
+    layers = load_layers(
+        DistillConfig,
+        path=path,
+        env_prefix=ENV_PREFIX,
+        environ=environ,
+        flags={**flags, "roles": {"distiller": distiller}},
+        flag_names=_FLAGS,
+    )
+    if layers.from_flag("roles.distiller.base_url"):
+        merged = layers.data.get("roles", {}).get("distiller", {})
+        if isinstance(merged, dict) and not merged.get("model"):
+            raise ConfigError("needs --model (the model id at that endpoint)", field="--base-url")
+    return layers.validate(DistillConfig)
 
 
 def build_distill_model(
@@ -110,9 +112,4 @@ def build_distill_model(
 ) -> ModelClient:
     """The client of 'distiller' or 'judge' (a scripted handler is imported here)."""
     endpoint = config.endpoint(role)
-    handler = None
-    if endpoint.handler is not None:
-        if endpoint.kind != "scripted":
-            raise ConfigError("handler is only used with kind: scripted", field=f"roles.{role}")
-        handler = load_handler(endpoint.handler, role)
-    return build_model(endpoint, role, cache if endpoint.cache else None, handler=handler)
+    return build_role_model(endpoint, role, cache if endpoint.cache else None)

@@ -17,10 +17,13 @@ from typing import Any, cast
 from pydantic import Field
 
 from empathos.errors import ConfigError
+from empathos.llm.cache import ResponseCache
+from empathos.llm.client import ModelClient
 from empathos.llm.config import EndpointConfig
+from empathos.llm.factory import build_model
 from empathos.llm.scripted import Handler
 
-__all__ = ["RoleEndpoint", "load_handler"]
+__all__ = ["RoleEndpoint", "build_role_model", "load_handler"]
 
 
 class RoleEndpoint(EndpointConfig):
@@ -82,3 +85,23 @@ def load_handler(spec: str, role: str) -> Handler:
     if not callable(handler):
         raise ConfigError(f"{target} has no function {attr!r}", field=where)
     return cast(Handler, handler)
+
+
+def build_role_model(
+    endpoint: RoleEndpoint,
+    role: str,
+    cache: ResponseCache | None = None,
+    *,
+    name: str | None = None,
+) -> ModelClient:
+    """The client of one role, its scripted handler (if named) imported now.
+
+    ``role`` is the name recorded with each call (``judge``, ``tested`` ...); ``name`` the
+    role's key in the config, for messages (default: ``role``)."""
+    key = name or role
+    handler = None
+    if endpoint.handler is not None:
+        if endpoint.kind != "scripted":
+            raise ConfigError("handler is only used with kind: scripted", field=f"roles.{key}")
+        handler = load_handler(endpoint.handler, key)
+    return build_model(endpoint, role, cache, handler=handler)

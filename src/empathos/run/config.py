@@ -1,30 +1,26 @@
 """The typed run configuration of ``empathos run``: YAML file + environment + CLI flags.
 
-Layers, lowest first: the defaults, the YAML file (``--config``), environment variables
-``EMPATHOS_<FIELD>`` (nested with ``__``: ``EMPATHOS_ROLES__JUDGE__MODEL``), then CLI flags.
-Every problem becomes one :class:`~empathos.errors.ConfigError` naming where the bad value
-came from (the file and field, the variable, or the flag). API keys are never part of the
-config: each role names the *environment variable* that holds its key.
+Layers, lowest first (:mod:`empathos.layered_config`, shared by every command): the defaults,
+the YAML file (``--config``), environment variables ``EMPATHOS_<FIELD>`` (nested with ``__``:
+``EMPATHOS_ROLES__JUDGE__MODEL``), then CLI flags. Every problem becomes one
+:class:`~empathos.errors.ConfigError` naming where the bad value came from (the file and
+field, the variable, or the flag). API keys are never part of the config: each role names
+the *environment variable* that holds its key.
 
 With no roles anywhere, every role runs on the bundled offline model (the offline default).
 A ``roles:`` section in the file must name every role the run needs.
-
-The layers are merged here rather than by ``pydantic-settings``: its sources merge before
-validation, so an error could no longer say which layer (file, variable or flag) set the bad
-value, and the CLI's flags (typer) and the file's role rules would still need code of their own.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from empathos.errors import ConfigError
+from empathos.layered_config import ConfigLayers, load_layers
 from empathos.llm.offline import OFFLINE_MODEL_ID
 from empathos.llm.roles import RoleEndpoint
 
@@ -263,96 +259,6 @@ def _slug(text: str) -> str:
 
 
 # -- loading --------------------------------------------------------------------------
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=path) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
-    except yaml.YAMLError as exc:
-        problem = " ".join(str(exc).split())
-        raise ConfigError(f"not valid YAML: {problem}", file=path) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping, got {type(data).__name__}", file=path)
-    return data
-
-
-def _env_layer(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """``EMPATHOS_<FIELD>`` variables that name a config field (others are left alone)."""
-    layer: dict[str, Any] = {}
-    names: dict[str, str] = {}
-    for name, raw in sorted(environ.items()):
-        if not name.startswith(ENV_PREFIX):
-            continue
-        parts = name[len(ENV_PREFIX) :].lower().split("__")
-        if parts[0] not in RunConfig.model_fields:
-            continue  # e.g. EMPATHOS_CACHE_DIR belongs to another part of the package
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            value = raw
-        if isinstance(value, (dict, list)) and parts[0] != "cases":
-            value = raw
-        _set(layer, parts, value)
-        names[".".join(parts)] = name
-    return layer, names
-
-
-def _set(tree: dict[str, Any], parts: list[str], value: Any) -> None:
-    node = tree
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = {}
-            node[part] = child
-        node = child
-    node[parts[-1]] = value
-
-
-def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge(dict(out[key]), value)
-        else:
-            out[key] = value
-    return out
-
-
-def _flatten(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
-    keys: list[str] = []
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        keys.append(path)
-        if isinstance(value, Mapping):
-            keys.extend(_flatten(value, path + "."))
-    return keys
-
-
-class _Sources:
-    """Which layer set each dotted field, to name it in error messages."""
-
-    def __init__(self, file: Path | None, yaml_keys: list[str], env: dict[str, str]) -> None:
-        self.file = file
-        self.yaml_keys = set(yaml_keys)
-        self.env = env
-        self.cli: set[str] = set()
-
-    def error(self, loc: str, problem: str) -> ConfigError:
-        prefixes = [loc]
-        while "." in prefixes[-1]:
-            prefixes.append(prefixes[-1].rsplit(".", 1)[0])
-        for key in prefixes:
-            if key in self.cli:
-                return ConfigError(problem, field=_FLAGS.get(key, key))
-            if key in self.env:
-                return ConfigError(problem, field=f"{self.env[key]} (environment)")
-        return ConfigError(problem, file=self.file, field=loc or None)
-
-
 def _endpoint_flags(cli: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if cli.get(f"{prefix}model") is not None:
@@ -396,43 +302,47 @@ def load_run_config(
     ``roles_`` forms for the sandbox roles) to values; None means "not given". Raises
     ConfigError naming the file/field, variable or flag at fault.
     """
-    file_layer = _read_yaml(path) if path is not None else {}
-    env_layer, env_names = _env_layer(os.environ if environ is None else environ)
-    cli_layer = _cli_layer(cli or {})
-    sources = _Sources(path, _flatten(file_layer), env_names)
-    sources.cli = set(_flatten(cli_layer))
-    merged = _merge(_merge(file_layer, env_layer), cli_layer)
-    _check_roles(merged, file_layer, sources)
-    try:
-        config = RunConfig.model_validate(merged)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"] if not isinstance(x, int))
-        raise sources.error(loc, first["msg"]) from None
+    layers = load_layers(
+        RunConfig,
+        path=path,
+        env_prefix=ENV_PREFIX,
+        environ=environ,
+        flags=_cli_layer(cli or {}),
+        flag_names=_FLAGS,
+        list_fields=("cases",),
+    )
+    _check_roles(layers)
+    config = layers.validate(RunConfig)
     try:
         resolved = config.resolved()
     except ConfigError as exc:
-        raise sources.error(exc.field or "", exc.problem) from None
-    _check_model_flag(resolved, sources)
+        raise layers.error(exc.field or "", exc.problem) from None
+    _check_model_flag(resolved, layers)
     return resolved
 
 
-def _check_roles(merged: dict[str, Any], file_layer: dict[str, Any], sources: _Sources) -> None:
-    roles = merged.get("roles")
+def _check_roles(layers: ConfigLayers) -> None:
+    roles = layers.data.get("roles")
     if roles is None:
         return
     if not isinstance(roles, dict):
-        raise sources.error("roles", "expected a mapping of role -> endpoint")
-    if "roles" in file_layer:
+        raise layers.error("roles", "expected a mapping of role -> endpoint")
+    known = RolesConfig.model_fields
+    for key in roles:
+        if key not in known:
+            raise layers.error(
+                f"roles.{key}", f"unknown role {key!r}; the roles are {', '.join(known)}"
+            )
+    if "roles" in layers.file_data:
         for role in REQUIRED_ROLES:
             if role not in roles:
                 raise ConfigError(
                     "missing: every role needs an endpoint (kind: offline for the bundled model)",
-                    file=sources.file,
+                    file=layers.file,
                     field=f"roles.{role}",
                 )
     mut = roles.get("model_under_test")
-    given = "roles.model_under_test.model" in sources.cli and isinstance(mut, dict)
+    given = layers.from_flag("roles.model_under_test.model") and isinstance(mut, dict)
     if given and isinstance(mut, dict) and not mut.get("base_url") and mut.get("kind") is None:
         if mut.get("model") != OFFLINE_MODEL_ID:
             raise ConfigError(
@@ -441,19 +351,19 @@ def _check_roles(merged: dict[str, Any], file_layer: dict[str, Any], sources: _S
                 field="--model",
             )
         mut["kind"] = "offline"
-    url_flag = "roles.model_under_test.base_url" in sources.cli
+    url_flag = layers.from_flag("roles.model_under_test.base_url")
     if url_flag and isinstance(mut, dict) and not mut.get("model"):
         raise ConfigError("needs --model (the model id at that endpoint)", field="--base-url")
-    _check_roles_flags(roles, sources)
+    _check_roles_flags(roles, layers)
 
 
-def _check_roles_flags(roles: dict[str, Any], sources: _Sources) -> None:
+def _check_roles_flags(roles: dict[str, Any], layers: ConfigLayers) -> None:
     """--roles-model / --roles-base-url / --roles-api-key-env: one endpoint for the user,
     the director and the judge; the first two go together (or the file gives the URL)."""
     given = {
         flag
         for key, flag in _FLAGS.items()
-        if flag.startswith("--roles-") and key in sources.cli and key.startswith("roles.")
+        if flag.startswith("--roles-") and layers.from_flag(key) and key.startswith("roles.")
     }
     if not given:
         return
@@ -472,10 +382,10 @@ def _check_roles_flags(roles: dict[str, Any], sources: _Sources) -> None:
             )
 
 
-def _check_model_flag(config: RunConfig, sources: _Sources) -> None:
+def _check_model_flag(config: RunConfig, layers: ConfigLayers) -> None:
     mut = config.role("model_under_test")
     if mut.kind == "offline" and mut.model != OFFLINE_MODEL_ID:
-        raise sources.error(
+        raise layers.error(
             "roles.model_under_test.model",
             f"the offline backend serves only {OFFLINE_MODEL_ID}; give --base-url (an "
             "OpenAI-compatible endpoint) or a roles.model_under_test entry in --config",

@@ -10,9 +10,8 @@ import os
 from collections.abc import Mapping
 
 from empathos.errors import ConfigError
-from empathos.llm import ModelClient, ResponseCache, build_model
-from empathos.llm.roles import load_handler
-from empathos.llm.scripted import Handler
+from empathos.llm import ModelClient, ResponseCache
+from empathos.llm.roles import build_role_model, load_handler
 from empathos.run.config import REQUIRED_ROLES, RunConfig
 from empathos.sandbox.config import Roles
 
@@ -27,19 +26,15 @@ CLIENT_ROLE = {
 }
 
 
-def _handler(config: RunConfig, name: str) -> Handler | None:
-    endpoint = config.role(name)
-    if endpoint.handler is None:
-        return None
-    if endpoint.kind != "scripted":
-        raise ConfigError("handler is only used with kind: scripted", field=f"roles.{name}")
-    return load_handler(endpoint.handler, name)
-
-
 def check_handlers(config: RunConfig) -> None:
     """Import every configured handler now, so a bad one fails before anything is written."""
     for name in CLIENT_ROLE:
-        _handler(config, name)
+        endpoint = config.role(name)
+        if endpoint.handler is None:
+            continue
+        if endpoint.kind != "scripted":
+            raise ConfigError("handler is only used with kind: scripted", field=f"roles.{name}")
+        load_handler(endpoint.handler, name)
 
 
 def build_roles(config: RunConfig, cache: ResponseCache | None) -> tuple[Roles, list[ModelClient]]:
@@ -50,8 +45,7 @@ def build_roles(config: RunConfig, cache: ResponseCache | None) -> tuple[Roles, 
     for name, role in CLIENT_ROLE.items():
         if name == "director" and config.director_mode == "rules":
             continue
-        handler = _handler(config, name)
-        clients[name] = build_model(config.role(name), role, cache, handler=handler)
+        clients[name] = build_role_model(config.role(name), role, cache, name=name)
     roles = Roles(
         user=clients["user"],
         judge=clients["judge"],

@@ -1,4 +1,4 @@
-"""The typed configuration of ``empathos train``: a YAML file, then CLI flags on top.
+"""The typed configuration of ``empathos train``: a YAML file, the environment, then flags.
 
 Defaults follow MAPO_SPEC sections 3-4 (16 scenarios x 4 rollouts per step, gamma 0.85,
 alpha 0.5, clip 0.2 / 0.28, dual clip 10, no KL, lr 1e-6 cosine with 5% warm-up, weight decay
@@ -13,11 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from empathos.errors import ConfigError
-from empathos.llm import EndpointConfig
+from empathos.layered_config import load_layers, tree_from_dotted
+from empathos.llm.roles import RoleEndpoint
 from empathos.rl.batch import AdvantageConfig
 from empathos.rl.loss import PPOLossConfig
 
@@ -27,19 +26,11 @@ __all__ = [
     "PolicyConfig",
     "RolloutSettings",
     "TrainConfig",
-    "TrainRole",
     "load_train_config",
 ]
 
 KLMode = Literal["none", "loss", "reward"]
 RewardName = Literal["distance", "delta_e", "potential"]
-
-
-class TrainRole(EndpointConfig):
-    """A sandbox role's endpoint (see :class:`~empathos.llm.EndpointConfig`) plus a scripted
-    reply handler named ``module:function`` or ``file.py:function`` (kind scripted only)."""
-
-    handler: str | None = Field(None, description="kind 'scripted' only: the reply handler.")
 
 
 class LoraConfig(BaseModel):
@@ -116,7 +107,7 @@ class TrainConfig(BaseModel):
     seed: int = Field(0, description="Seed of data order, sampling and initialisation.")
     steps: int = Field(100, ge=1, description="Policy updates (rollout batches).")
     policy: PolicyConfig = Field(default_factory=PolicyConfig, description="The policy.")
-    roles: dict[str, TrainRole] = Field(
+    roles: dict[str, RoleEndpoint] = Field(
         default_factory=dict,
         description="Endpoints of user, judge and (director_mode model) director; a missing "
         "role runs on the bundled offline model.",
@@ -145,65 +136,50 @@ class TrainConfig(BaseModel):
     tensorboard: bool = Field(True, description="Write TensorBoard events when installed.")
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=path) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"not valid YAML: {' '.join(str(exc).split())}", file=path) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping, got {type(data).__name__}", file=path)
-    return data
-
-
-def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
-    parts = dotted.split(".")
-    node = tree
-    for part in parts[:-1]:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = node[part] = {}
-        node = child
-    node[parts[-1]] = value
+#: The flag of ``empathos train`` that sets each dotted field (for error messages).
+TRAIN_FLAGS = {
+    "policy.path": "--policy",
+    "rollout.scenarios_per_step": "--scenarios-per-step",
+    "rollout.rollouts_per_scenario": "--rollouts",
+    "rollout.max_turns": "--max-turns",
+    "rollout.max_new_tokens": "--max-new-tokens",
+    "eval.every": "--eval-every",
+}
+ENV_PREFIX = "EMPATHOS_TRAIN_"
 
 
 def load_train_config(
-    path: Path | None = None, overrides: Mapping[str, Any] | None = None
+    path: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> TrainConfig:
-    """The config from the YAML file with ``overrides`` (dotted field -> value, None: not
-    given) on top. One :class:`ConfigError` naming the file (or flag) and field on bad input."""
-    data = _read_yaml(path) if path is not None else {}
-    given = {k: v for k, v in (overrides or {}).items() if v is not None}
-    for key, value in given.items():
-        _set(data, key, value)
-    try:
-        config = TrainConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        where = f"--{loc.replace('_', '-').replace('.', '-')}" if loc in given else loc
-        raise ConfigError(first["msg"], file=None if loc in given else path, field=where) from None
+    """The config from the YAML file, then ``EMPATHOS_TRAIN_<FIELD>`` variables (nested with
+    ``__``), then ``overrides`` (dotted field -> value, None: not given; the CLI's flags) on
+    top (:mod:`empathos.layered_config`). One :class:`ConfigError` naming the flag, variable
+    or file and field on bad input."""
+    layers = load_layers(
+        TrainConfig,
+        path=path,
+        env_prefix=ENV_PREFIX,
+        environ=environ,
+        flags=tree_from_dotted(overrides or {}),
+        flag_names=TRAIN_FLAGS,
+    )
+    config = layers.validate(TrainConfig)
     from empathos.rl.advantages import estimator_names
 
     if config.estimator not in estimator_names():
         names = ", ".join(sorted(estimator_names()))
-        raise ConfigError(
-            f"unknown estimator {config.estimator!r}; valid: {names}",
-            file=None if "estimator" in given else path,
-            field="--estimator" if "estimator" in given else "estimator",
-        )
+        raise layers.error("estimator", f"unknown estimator {config.estimator!r}; valid: {names}")
     for role in config.roles:
         if role not in ("user", "judge", "director"):
-            raise ConfigError(f"unknown role {role!r}; valid: user, judge, director",
-                              file=path, field=f"roles.{role}")  # fmt: skip
+            raise layers.error(
+                f"roles.{role}", f"unknown role {role!r}; valid: user, judge, director"
+            )
     if config.rollout.min_turns > config.rollout.max_turns:
-        raise ConfigError(
+        raise layers.error(
+            "rollout.min_turns",
             f"min_turns ({config.rollout.min_turns}) is above max_turns "
             f"({config.rollout.max_turns})",
-            file=path,
-            field="rollout.min_turns",
         )
     return config

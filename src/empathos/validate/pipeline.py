@@ -17,10 +17,10 @@ from typing import Any
 
 from empathos import __version__
 from empathos.errors import InputError
-from empathos.llm import ResponseCache, build_model
+from empathos.llm import ResponseCache
 from empathos.llm.config import redact_url
 from empathos.llm.offline import OFFLINE_MODEL_ID
-from empathos.llm.roles import RoleEndpoint, load_handler
+from empathos.llm.roles import RoleEndpoint, build_role_model
 from empathos.records import load_records
 from empathos.records.io import write_text_atomic
 from empathos.scenarios import Scenario, load_scenarios
@@ -80,12 +80,7 @@ def _judge(
     spec: JudgeSpec, cache: ResponseCache | None, name: str, **sampling: float | int
 ) -> Judge:
     endpoint = spec.endpoint.model_copy(update={"cache": cache is not None, **sampling})
-    handler = (
-        load_handler(endpoint.handler, spec.label)
-        if endpoint.kind == "scripted" and endpoint.handler
-        else None
-    )
-    return Judge(name, build_model(endpoint, "judge", cache, handler=handler))
+    return Judge(name, build_role_model(endpoint, "judge", cache, name=spec.label))
 
 
 def _nan_to_none(x: Any) -> Any:
