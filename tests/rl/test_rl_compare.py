@@ -26,7 +26,7 @@ from empathos.rl.compare import (
     run_compare,
     write_outputs,
 )
-from empathos.rl.trainer import TrainConfig, TrainResult, train
+from empathos.rl.sim_training import TrainConfig, TrainResult, train
 
 TINY = TrainConfig(steps=4, scenarios_per_step=4, eval_personas=8, eval_every=2)
 
