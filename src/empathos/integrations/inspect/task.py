@@ -25,7 +25,7 @@ from empathos.scenarios import Scenario
 
 __all__ = ["FAIL_ON_ERROR", "empa"]
 
-#: The task fails when more than this share of its samples end as errors; fewer are counted
+#: The task fails when this share of its samples or more end as errors; fewer are counted
 #: and left out of the metrics (Inspect's ``--fail-on-error`` overrides it).
 FAIL_ON_ERROR = 0.5
 
