@@ -97,6 +97,24 @@ HANDLERS = {
 }
 
 
+class CloseConnections:
+    """ASGI wrapper: every response ends its connection. Inspect does not close the HTTP
+    clients of the models it drops after an eval, so a kept-alive socket would be collected
+    later, unclosed, in another test."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def sending(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), (b"connection", b"close")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, sending if scope["type"] == "http" else send)
+
+
 class RoleServer:
     """The four role apps under one FastAPI app, served by uvicorn in a thread."""
 
@@ -107,7 +125,9 @@ class RoleServer:
             app.mount(f"/{role}", create_app(backend, MODEL))
         self._sock = listen_socket("127.0.0.1", 0)
         self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        config = uvicorn.Config(
+            CloseConnections(app), log_level="warning", access_log=False, lifespan="off"
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
