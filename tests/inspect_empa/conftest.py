@@ -5,10 +5,28 @@ command as the reason)."""
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Iterator
 
 import pytest
 from empa_server import RoleServer
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _restore_process_state() -> Iterator[None]:
+    """Inspect's eval installs its log handler on the root logger, quiets httpx's loggers
+    and replaces sys.excepthook, for the rest of the process: put them back after each
+    module, so the tests that run later see the logging they set up themselves."""
+    root = logging.getLogger()
+    handlers, level, hook = list(root.handlers), root.level, sys.excepthook
+    quiet = {name: logging.getLogger(name).level for name in ("httpx", "httpx2")}
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, was in quiet.items():
+        logging.getLogger(name).setLevel(was)
+    sys.excepthook = hook
 
 
 @pytest.fixture(scope="module")
