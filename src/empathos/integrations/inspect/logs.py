@@ -15,6 +15,7 @@ from pathlib import Path
 
 from inspect_ai.log import read_eval_log
 
+from empathos.epm import TerminationKind
 from empathos.errors import RecordError
 from empathos.integrations.inspect.transcript import stored_record
 from empathos.records import DialogueRecord, write_record
@@ -93,6 +94,6 @@ def import_logs(paths: Sequence[Path], out: Path) -> ImportSummary:
             if target.exists():
                 raise RecordError("exists already (choose another --out)", file=target)
             summary.written.append(write_record(record, target))
-            summary.errors += record.termination.kind.value == "error"
+            summary.errors += record.termination.kind is TerminationKind.ERROR
         summary.missing.extend(log.missing)
     return summary
