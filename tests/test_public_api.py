@@ -13,16 +13,19 @@ import pytest
 import empathos
 
 # The verl adapter imports verl, which lives in its own environment (scripts/test-verl.sh):
-# its modules are checked there, and skipped where verl is not installed.
-_VERL = "empathos.integrations.verl"
-_HAS_VERL = importlib.util.find_spec("verl") is not None
+# its modules are checked there, and skipped where verl is not installed. The Inspect task
+# imports inspect-ai (the inspect extra, in the lock): skipped only where it is missing.
+_FRAMEWORKS = {"empathos.integrations.verl": "verl", "empathos.integrations.inspect": "inspect_ai"}
+_MISSING = tuple(
+    package for package, module in _FRAMEWORKS.items() if importlib.util.find_spec(module) is None
+)
 
 MODULES = sorted(
     info.name
     for info in pkgutil.walk_packages(
         empathos.__path__, prefix="empathos.", onerror=lambda name: None
     )
-    if not info.name.endswith("__main__") and (_HAS_VERL or not info.name.startswith(_VERL))
+    if not info.name.endswith("__main__") and not info.name.startswith(_MISSING)
 )
 
 

@@ -1,0 +1,19 @@
+"""EMPA as an Inspect AI task (the ``empathos[inspect]`` extra). See docs/inspect.md.
+
+- :mod:`.task`: the ``empa`` task (``inspect eval empathos/empa``), registered through the
+  package entry point;
+- :mod:`.dataset`: its parameters and its dataset, one sample per scenario;
+- :mod:`.solver`: the dialogue, ``empathos run``'s sandbox with Inspect's models as roles;
+- :mod:`.backend`: an Inspect ``Model`` as a backend of our model client;
+- :mod:`.transcript`: what a sample keeps in its store (the record, a turn table);
+- :mod:`.scorer`: EPM-Q per dialogue and the task's metrics, as ``empathos score``;
+- :mod:`.logs`: Inspect logs of the task back to our record files
+  (``empathos import-inspect``).
+
+Nothing else in empathos imports inspect-ai.
+"""
+
+from empathos.integrations.inspect.scorer import empa_metrics, epmq
+from empathos.integrations.inspect.task import empa
+
+__all__ = ["empa", "empa_metrics", "epmq"]
