@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -32,6 +32,7 @@ from empathos.llm.types import Message
 
 __all__ = [
     "BUNDLED",
+    "CausalLM",
     "Generation",
     "LocalPolicy",
     "cached_policy",
@@ -92,11 +93,36 @@ def _is_adapter_dir(path: Path) -> bool:
     return (path / "adapter_config.json").is_file()
 
 
+class CausalLM(Protocol):
+    """What empathos asks of a causal LM: a ``transformers`` model, or a ``peft`` model
+    around one (both torch modules)."""
+
+    training: bool
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]: ...
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, torch.nn.Parameter]]: ...
+
+    def train(self, mode: bool = True) -> Any: ...
+
+    def eval(self) -> Any: ...
+
+    def requires_grad_(self, requires_grad: bool = True) -> Any: ...
+
+    def save_pretrained(self, save_directory: Any, **kwargs: Any) -> Any: ...
+
+
 @dataclass
 class LocalPolicy:
     """A causal LM and its tokenizer on one device, with a lock that serialises its use."""
 
-    model: Any
+    model: CausalLM
     tokenizer: Any
     name: str
     device: torch.device
