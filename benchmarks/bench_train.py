@@ -23,7 +23,7 @@ import torch
 from empathos.llm import EndpointConfig, ModelClient, ScriptedBackend
 from empathos.sandbox import Roles
 from empathos.scenarios import load_builtin
-from empathos.train import Trainer, load_train_config, toy
+from empathos.train import build_trainer, load_train_config, toy
 
 
 def main() -> None:
@@ -52,11 +52,10 @@ def main() -> None:
             "rollout.system_prompt": "none", "eval.every": 10_000, "checkpoint_every": 10_000,
             "policy.lora": {"r": 8, "alpha": 16},
         })  # fmt: skip
-        trainer = Trainer(cfg, roles, scenarios[:8], [])
-        trainer.setup()
+        trainer = build_trainer(cfg, roles, scenarios[:8], [])
         rows = [trainer.train_step() for _ in range(args.steps)]
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    device = str(trainer.policy.device) if trainer.policy else "?"
+    device = str(trainer.policy.device)
     print(f"device {device}, torch threads {torch.get_num_threads()}, "
           f"{args.scenarios} x {args.rollouts} dialogues x {args.turns} turns x {args.tokens} "
           f"tokens per step, LoRA r 8, {args.steps} steps")  # fmt: skip

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +17,7 @@ import pytest
 from llm_helpers import USER, chat_error
 
 from empathos.errors import ConfigError, ModelFatalError, ModelTransientError
-from empathos.llm import build_model, openai_backend, resolve_api_key
+from empathos.llm import build_model, http1, openai_backend, resolve_api_key
 from empathos.llm.openai_backend import _plain_http
 from empathos.llm.testing import FaultServer, Step, completion_body
 
@@ -39,6 +41,18 @@ def _chunked(body: bytes, size: int = 7) -> bytes:
     chunks = b"".join(b"%x\r\n%b\r\n" % (len(p), p) for p in parts)
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
     return head + b"\r\n" + chunks + b"0\r\n\r\n"
+
+
+async def _read_request(reader: asyncio.StreamReader) -> bytes:
+    """Read one request (head and Content-Length body) from a loopback client; its head."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    size = next(
+        int(line.split(b":")[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length")
+    )
+    await reader.readexactly(size)
+    return head
 
 
 async def _texts(model: Any, n: int) -> list[str]:
@@ -148,13 +162,7 @@ async def test_the_timeout_measures_the_servers_silence_not_the_whole_reply(
         writers.append(writer)
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                size = next(
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length")
-                )
-                await reader.readexactly(size)
+                await _read_request(reader)
                 pause = next(stall)
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body))
                 for i in range(0, len(body), len(body) // 6 + 1):
@@ -192,3 +200,147 @@ def test_an_api_key_with_a_line_break_is_refused_without_echoing_it(
         resolve_api_key(config, "judge")
     assert "EMPATHOS_TEST_KEY" in str(caught.value) and "line break" in str(caught.value)
     assert "sk-secret" not in str(caught.value)
+
+
+def _request(port: int) -> bytes:
+    body = json.dumps({"model": "m", "messages": USER}).encode()
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port
+    return head + b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+
+
+async def test_bytes_beyond_the_reply_close_the_connection_and_the_reply_stays_its_own(
+    server: FaultServer, make_config: Any
+) -> None:
+    # One segment holds the reply and, after it, a second response nobody asked for.
+    first = _body("asked for")
+    stray = b"HTTP/1.1 429 Too Many\r\nRetry-After: 999\r\nContent-Length: 0\r\n\r\n"
+    reply = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%b" % (len(first), first)
+    server.script(Step.wire(reply + stray), Step.ok("next"))
+    pool = http1.Pool("127.0.0.1", server.port, keepalive_s=4.0)
+    try:
+        got = await pool.request(_request(server.port), 5.0, 10.0)
+        assert got.status == 200 and got.body == first
+        assert "retry-after" not in got.headers  # the stray response's headers stay out
+        assert got.headers["content-length"] == str(len(first))
+        again = await pool.request(_request(server.port), 5.0, 10.0)
+    finally:
+        await pool.aclose()
+    assert json.loads(again.body)["choices"][0]["message"]["content"] == "next"
+    assert server.connections == 2  # the connection with stray bytes was not reused
+
+    # the same through the model client: the right text, a fresh connection for the next call
+    server.script(Step.wire(reply + stray), Step.ok("next"))
+    model = build_model(make_config(server.url, max_attempts=1), role="judge")
+    try:
+        assert await _texts(model, 2) == ["asked for", "next"]
+    finally:
+        await model.aclose()
+    assert server.connections == 4
+
+
+async def _trickle(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, every_s: float = 0.1
+) -> None:
+    """Answer one request with a head, then a body byte every ``every_s``, for minutes."""
+    try:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+        for _ in range(100_000):
+            writer.write(b" ")
+            await writer.drain()
+            await asyncio.sleep(every_s)
+    except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+        pass
+    finally:
+        writer.close()
+
+
+async def test_a_server_that_trickles_bytes_meets_the_calls_deadline(
+    stack: str, make_config: Any
+) -> None:
+    listener = await asyncio.start_server(_trickle, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    config = make_config(
+        f"http://127.0.0.1:{port}/v1", timeout_s=0.5, deadline_s=1.5, max_attempts=1
+    )
+    t0 = time.monotonic()
+    try:
+        message = await chat_error(config, ModelTransientError)
+    finally:
+        listener.close()
+    took = time.monotonic() - t0
+    assert "deadline_s" in message and "1.5 s" in message, message
+    assert 1.4 <= took < 10, took  # never silent for 0.5 s, yet cut at the deadline
+
+
+async def test_a_head_or_a_body_over_the_caps_is_refused_naming_the_cap(
+    server: FaultServer, make_config: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    huge_head = b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * (http1.MAX_HEAD_BYTES + 10) + b"\r\n"
+    declared = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n{" % (http1.MAX_BODY_BYTES + 1)
+    server.script(Step.wire(huge_head, close=True), Step.wire(declared, close=True))
+    head = await chat_error(make_config(server.url), ModelFatalError)
+    assert f"the reply's head is over {http1.MAX_HEAD_BYTES} bytes" in head
+    assert f"127.0.0.1:{server.port}" in head
+    body = await chat_error(make_config(server.url), ModelFatalError)
+    assert f"the reply's body is over {http1.MAX_BODY_BYTES} bytes" in body
+    assert len(server.requests) == 2  # fatal: neither was asked again
+    # a chunked body declares no length: it is counted as it arrives
+    monkeypatch.setattr(http1, "MAX_BODY_BYTES", 1000)
+    server.script(Step.wire(_chunked(b"x" * 5000, size=100), close=True))
+    streamed = await chat_error(make_config(server.url), ModelFatalError)
+    assert "the reply's body is over 1000 bytes" in streamed
+
+
+async def test_a_chunked_body_cut_short_is_a_dropped_connection(
+    server: FaultServer, make_config: Any
+) -> None:
+    whole = _chunked(_body("never finished"))
+    server.script(Step.wire(whole[: len(whole) - 20], close=True))
+    message = await chat_error(make_config(server.url, max_attempts=1), ModelTransientError)
+    assert f"connection dropped by 127.0.0.1:{server.port} before a complete reply" in message
+
+
+def _loopback_v6() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _loopback_v6(), reason="no IPv6 loopback on this machine")
+async def test_an_ipv6_literal_with_a_zone_by_interface_name(
+    make_config: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    lo = socket.if_indextoname(1)  # the loopback interface (index 1 on Linux)
+    hosts: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await _read_request(reader)
+        hosts.extend(x for x in head.split(b"\r\n") if x.lower().startswith(b"host:"))
+        body = _body("over v6")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%b" % (len(body), body))
+        await writer.drain()
+        writer.close()
+
+    listener = await asyncio.start_server(answer, "::1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    url = f"http://[::1%25{lo}]:{port}/v1"
+    assert _plain_http(url)
+    model = build_model(make_config(url, max_attempts=1), role="judge")
+    try:
+        result = await model.chat(USER)
+        missing = await chat_error(
+            make_config(f"http://[::1%25nosuchif9]:{port}/v1"), ModelFatalError
+        )
+    finally:
+        await model.aclose()
+        listener.close()
+    assert result.text == "over v6"
+    assert result.record.endpoint == f"http://[::1%25{lo}]:{port}/v1"
+    assert hosts == [f"Host: [::1]:{port}".encode()]  # the zone stays off the wire
+    assert "no network interface 'nosuchif9' (the zone of ::1%nosuchif9) in base_url" in missing

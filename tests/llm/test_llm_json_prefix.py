@@ -56,3 +56,18 @@ def test_every_prefix_is_accepted_and_closes_into_an_object(
 )
 def test_what_cannot_continue_an_object_is_refused(text: str) -> None:
     assert not JsonObjectPrefix().feed(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text(), values, min_size=1, max_size=4))
+def test_a_nonempty_object_refuses_to_close_before_its_first_member(obj: dict[str, Any]) -> None:
+    text = json.dumps(obj)
+    state = JsonObjectPrefix(nonempty=True)
+    for i, ch in enumerate(text):
+        closed = json.loads(text[:i] + state.closing())
+        assert isinstance(closed, dict) and closed, (text, i)  # never {}
+        assert state.feed(ch), (text, i)
+    assert state.done
+    opened = JsonObjectPrefix(nonempty=True)
+    assert opened.feed("{ ") and not opened.copy().feed("}")  # {} is refused...
+    assert opened.feed('"a": {') and opened.feed("}")  # ...at the top level only

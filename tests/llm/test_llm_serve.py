@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 import httpx
@@ -282,6 +283,7 @@ def test_sigterm_stops_the_server_within_seconds_even_mid_generation() -> None:
         proc.wait(timeout=20)
         stopped_s = time.monotonic() - t0
         worker.join(30)
+        last = proc.stdout.read()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -289,6 +291,55 @@ def test_sigterm_stops_the_server_within_seconds_even_mid_generation() -> None:
         if proc.stdout is not None:
             proc.stdout.close()
     assert stopped_s < 15, f"took {stopped_s:.1f} s to stop"
+    assert "stopped (SIGTERM)" in last, last  # it says so
+
+
+@pytest.mark.slow
+def test_serve_says_it_converts_the_model_on_first_use(tmp_path: Path) -> None:
+    # A fresh cache: the bundled model is not converted yet. The line comes before the
+    # conversion (~20 s) starts; the test stops the server once it has read it.
+    env = {**os.environ, "EMPATHOS_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "empathos", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    assert first.startswith("converting the bundled model on first use"), first
+    assert str(tmp_path / "cache") in first
+
+
+@pytest.mark.slow
+def test_json_object_with_a_system_prompt_is_an_object_that_stops_when_closed(
+    offline_server: str,
+) -> None:
+    # With a system prompt the model's likeliest tokens held no "{": the reply was '{}' with
+    # finish_reason "length" after one token, whatever max_tokens.
+    messages: Any = [
+        {"role": "system", "content": "Reply in JSON."},
+        {"role": "user", "content": "How are you?"},
+    ]
+    with _sdk(offline_server) as sdk:
+        reply = sdk.chat.completions.create(
+            model="smollm2-135m-instruct",
+            messages=messages,
+            response_format={"type": "json_object"},
+            max_tokens=64,
+        )
+    choice = reply.choices[0]
+    value = json.loads(choice.message.content or "")
+    assert isinstance(value, dict) and value, choice.message.content  # an object, not empty
+    assert choice.finish_reason == "stop"  # the model closed it, well within 64 tokens
+    assert reply.usage is not None and 2 < reply.usage.completion_tokens < 64
 
 
 def _ignore(fn: Any, *args: Any, **kwargs: Any) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import bz2
+import json
 import random
 import shutil
 from collections.abc import Iterator
@@ -104,6 +105,35 @@ def test_published_sample_report_in_chromium(
     page.wait_for_selector("#dlg-view details.eval")
     n_turns = page.evaluate("document.querySelectorAll('#dlg-view .line.user').length")
     assert n_turns >= 12
+    assert errors == []
+
+
+def test_a_model_name_that_would_end_the_script_is_shown_as_text(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A model name holding ``</script><!--`` (and quotes, ``&``, a tag) once ended the page's
+    data early and left it blank: it is data, shown as text."""
+    evil = 'curt</script><!-- "&amp; <b>bold</b>'
+    results = tmp_path / "results"
+    shutil.copytree(examples_dir(), results)
+    for path in (results / "example-curt").glob("*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        path.write_text(json.dumps({**record, "model": evil}), encoding="utf-8")
+    res = empathos("report", str(results), "--out", str(tmp_path / "report"), "--no-figures")
+    assert res.returncode == 0, res.stderr
+    page, errors = _open(browser, tmp_path / "report")
+    _check_plots(page)
+    models = page.eval_on_selector_all(
+        "#leaderboard tr[data-model]", "r => r.map(x => x.dataset.model)"
+    )
+    assert evil in models
+    assert evil in page.eval_on_selector_all("#f-model option", "o => o.map(x => x.value)")
+    page.select_option("#f-model", evil)
+    rows = page.locator("#dlg-list tbody tr")
+    assert rows.count() == len(list((results / "example-curt").glob("*.json")))
+    rows.first.click()
+    page.wait_for_selector("#dlg-view .line.user")
+    assert page.evaluate("document.querySelectorAll('b').length") == 0  # never parsed as HTML
     assert errors == []
 
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from run_helpers import empathos, index_rows, manifest, scripted_roles, write_config
 
-from empathos.llm import EndpointConfig, build_model
+from empathos.llm import ChatRequest, EndpointConfig, build_model
+from empathos.llm.scripted import Reply
 from empathos.llm.testing import FaultServer, Step
 
 HANDLERS = Path(__file__).with_name("empa_release_handlers.py").resolve()
@@ -148,6 +150,72 @@ def test_model_failure_is_an_error_record_retried_on_resume(tmp_path: Path) -> N
     assert again.returncode == 0, again.stderr
     assert "running 1" in again.stderr
     assert index_rows(out)["case_001__t0"]["status"] == "done"
+
+
+def test_a_call_raising_timeout_error_fails_at_once_and_is_recorded(standin_path: None) -> None:
+    # The bridge polls its call with a timeout of its own: a call that itself raises
+    # TimeoutError must end the wait (it used to be taken for the poll's, and spin).
+    from empathos.run.protocols.empa_release import bridge_client, load_release
+    from empathos.run.protocols.release_bridge import DialogueCalls
+
+    release = load_release()
+    message = release.attr("empa.llm.base", "Message")
+
+    def upstream_times_out(request: ChatRequest) -> Reply:
+        raise TimeoutError("upstream took too long")
+
+    client = build_model(EndpointConfig(kind="scripted", model="judge-m"), "judge",
+                         handler=upstream_times_out)  # fmt: skip
+    raised: list[BaseException] = []
+
+    def call(bridge: Any) -> None:
+        try:
+            bridge.complete([message("user", "rate it")])
+        except BaseException as exc:  # what the release's thread would see
+            raised.append(exc)
+
+    async def main() -> DialogueCalls:
+        calls = DialogueCalls(loop=asyncio.get_running_loop())
+        worker = threading.Thread(
+            target=call, args=(bridge_client(release, client, "judger", calls),), daemon=True
+        )
+        worker.start()
+        for _ in range(50):  # 5 s at most
+            if not worker.is_alive():
+                break
+            await asyncio.sleep(0.1)
+        calls.cancelled.set()  # stops a spinning bridge (the test then fails below)
+        await asyncio.to_thread(worker.join, 5)
+        return calls
+
+    calls = asyncio.run(main())
+    assert len(raised) == 1 and isinstance(raised[0], TimeoutError), raised
+    assert [(c.role, c.error) for c in calls.calls] == [
+        ("judge", "the judger's model call raised TimeoutError: upstream took too long")
+    ]
+    assert calls.failure == calls.calls[0].error
+
+
+def test_a_call_raising_any_exception_ends_the_dialogue_as_an_error_naming_it(
+    tmp_path: Path,
+) -> None:
+    roles = scripted_roles()
+    roles["user"]["handler"] = f"{HANDLERS}:user_times_out"  # case_001: sourdough
+    config = _config(tmp_path, roles=roles, cases="case_001,case_003")
+    out = tmp_path / "out"
+    done = empathos(
+        "run", "--config", config, "--out", out, cwd=tmp_path, env=_env(STANDIN), timeout=120
+    )
+    assert done.returncode == 1, done.stderr
+    rows = index_rows(out)
+    assert rows["case_003__t0"]["status"] == "done"
+    assert rows["case_001__t0"]["status"] == "error"
+    named = "the actor's model call raised TimeoutError: upstream took too long"
+    assert named in rows["case_001__t0"]["reason"]
+    record = json.loads((out / "records" / "case_001__t0.json").read_text(encoding="utf-8"))
+    failed = [c for c in record["empathos"]["model_calls"] if c.get("error")]
+    assert [(c["role"], c["error"]) for c in failed] == [("user", named)]
+    assert record["empathos"]["error"] == named
 
 
 @pytest.mark.parametrize(

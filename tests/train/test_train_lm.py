@@ -6,18 +6,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 from train_helpers import english, tiny_config, toy_roles
 
+from empathos.errors import ConfigError
+from empathos.llm import EndpointConfig, ModelClient, RetryConfig, ScriptedBackend, fault
+from empathos.llm.local import LocalPolicy
 from empathos.rl import AdvantageConfig, AdvantageResult, TurnBatch, register_estimator
-from empathos.train import Trainer, TrainerCallbacks, sandbox_config
+from empathos.rl.loss import PPOLossConfig
+from empathos.sandbox import Roles
+from empathos.train import TrainerCallbacks, build_trainer, sandbox_config, toy
+from empathos.train.checkpoint import resumed_config, rng_state
 from empathos.train.policy import LoraSettings, load_trainable_policy, sequence_logprobs
-from empathos.train.rollout import Job, collect
-from empathos.train.update import Sample, token_targets
+from empathos.train.rollout import Job, TurnSample, collect
+from empathos.train.update import Sample, UpdateSettings, policy_update, token_targets
 
 pytestmark = pytest.mark.slow
 
@@ -77,9 +85,8 @@ def test_stored_logprobs_match_a_fresh_forward_and_only_reply_tokens_get_loss(
 
 def _train(out: Path, held_out: int = 3, **over: object) -> list[dict[str, object]]:
     scenarios = english()
-    trainer = Trainer(tiny_config(out, **over), toy_roles(), scenarios[:6],
-                      scenarios[6 : 6 + held_out])  # fmt: skip
-    trainer.setup()
+    trainer = build_trainer(tiny_config(out, **over), toy_roles(), scenarios[:6],
+                            scenarios[6 : 6 + held_out])  # fmt: skip
     return trainer.run()
 
 
@@ -134,16 +141,14 @@ def test_resume_continues_with_identical_metrics(tmp_path: Path) -> None:
     full = _train(tmp_path / "full", held_out=1, **over)
     scenarios = english()
 
-    def trainer(callbacks: TrainerCallbacks | None = None) -> Trainer:
-        return Trainer(tiny_config(tmp_path / "part", **over), toy_roles(), scenarios[:6],
-                       scenarios[6:7], callbacks=callbacks)  # fmt: skip
-
-    part = trainer(_stop_before(2))  # the same run, killed after step 1's checkpoint
-    part.setup()
-    with pytest.raises(_Interrupted):
+    part = build_trainer(tiny_config(tmp_path / "part", **over), toy_roles(), scenarios[:6],
+                         scenarios[6:7], callbacks=_stop_before(2))  # fmt: skip
+    with pytest.raises(_Interrupted):  # the same run, killed after step 1's checkpoint
         part.run()
-    resumed = trainer()
-    resumed.setup(resume=True)
+    # --resume with no config file and no flag but --out: the run's own config.yaml
+    config = resumed_config(None, {"out": tmp_path / "part"})
+    assert config == part.config
+    resumed = build_trainer(config, toy_roles(), scenarios[:6], scenarios[6:7], resume=True)
     assert resumed.step == 1
     rows = resumed.run()
     skip = ("time/", "tokens_per_s")
@@ -153,3 +158,88 @@ def test_resume_continues_with_identical_metrics(tmp_path: Path) -> None:
     assert a == b
     lines = (tmp_path / "part" / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(x)["step"] for x in lines] == [0, 1, 2]
+
+
+def _rollouts(policy: LocalPolicy, tmp_path: Path, n: int = 2) -> list[TurnSample]:
+    jobs = [Job(s, u, 0) for u, s in enumerate(english()[:n])]
+    dialogues = asyncio.run(
+        collect(policy, toy_roles(), sandbox_config(tiny_config(tmp_path)), jobs,
+                max_new_tokens=5, temperature=1.0, top_p=1.0, generation_batch=8)
+    )  # fmt: skip
+    return [t for d in dialogues for t in d.turns]
+
+
+def test_the_update_recomputes_old_logprobs_so_the_first_ratio_is_one(tmp_path: Path) -> None:
+    # The log-probabilities recorded while generating can differ from the training forward
+    # pass (bf16 on a GPU, another inference engine): here they are shifted by 0.5 nats, as
+    # such an engine could. The first minibatch's ratio must still be 1 and nothing clipped.
+    torch.manual_seed(0)
+    policy = load_trainable_policy(None, lora=LoraSettings(r=4))
+    turns = _rollouts(policy, tmp_path)
+    skewed = [replace(t, logprobs=[x - 0.5 for x in t.logprobs]) for t in turns]
+    samples = [Sample(t, 1.0 if i % 2 else -1.0, True) for i, t in enumerate(skewed)]
+    params = [p for p in policy.model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=1e-3)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda _: 1.0)
+    settings = UpdateSettings(epochs=1, minibatches=1, micro_batch=2, grad_clip=1.0,
+                              loss=PPOLossConfig(), kl_in_loss=False)  # fmt: skip
+    stats = policy_update(policy, optimizer, scheduler, samples, settings, torch.Generator())
+    assert stats["clip_frac"] == 0.0
+    assert abs(stats["approx_kl"]) < 1e-6 and stats["ratio_dev"] < 1e-5, stats
+
+
+def _judge_that_fails_once() -> ModelClient:
+    """The toy judge, failing its first call with a transient error (retried at once)."""
+    calls: list[int] = []
+
+    def judge(request: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise fault("transient", "one hiccup")
+        return toy.judge_addresses_user(request)
+
+    retry = RetryConfig(max_attempts=3, backoff_base_s=0.0, jitter_s=0.01)
+    config = EndpointConfig(kind="scripted", model="judge", retry=retry)
+    return ModelClient(ScriptedBackend(judge), config, "judge")
+
+
+def _differing(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The generators whose states differ between two :func:`rng_state` snapshots."""
+    out = [] if torch.equal(a["torch"], b["torch"]) else ["torch"]
+    if "cuda" in a and not all(
+        torch.equal(x, y) for x, y in zip(a["cuda"], b["cuda"], strict=True)
+    ):
+        out.append("cuda")
+    if any(not np.array_equal(x, y) for x, y in zip(a["numpy"], b["numpy"], strict=True)):
+        out.append("numpy")
+    if a["python"] != b["python"]:
+        out.append("python")
+    return out
+
+
+def test_evaluation_leaves_every_generator_as_it_found_it(tmp_path: Path) -> None:
+    roles = Roles(user=toy_roles().user, judge=_judge_that_fails_once())
+    scenarios = english()
+    trainer = build_trainer(tiny_config(tmp_path, **{"eval.rollouts_per_scenario": 2}), roles,
+                            scenarios[:2], scenarios[2:3])  # fmt: skip
+    torch.rand(3)  # somewhere in the middle of a run
+    before = rng_state()
+    row = trainer.evaluate()
+    after = rng_state()
+    assert row["eval/dialogues"] == 2 and row["eval/errors"] == 0  # the hiccup was retried
+    assert _differing(before, after) == []  # torch (CPU and CUDA), numpy, Python
+
+
+def test_a_lora_shape_mismatch_on_resume_is_one_line_naming_the_parameter(
+    tmp_path: Path,
+) -> None:
+    scenarios = english()
+    first = build_trainer(tiny_config(tmp_path, **{"policy.lora": {"r": 4, "alpha": 8}}),
+                          toy_roles(), scenarios[:2], [])  # fmt: skip
+    first.save_checkpoint()
+    config = tiny_config(tmp_path, **{"policy.lora": {"r": 8, "alpha": 16}})
+    with pytest.raises(ConfigError) as caught:
+        build_trainer(config, toy_roles(), scenarios[:2], [], resume=True)
+    line = caught.value.line()
+    assert "\n" not in line and "--resume" in line
+    assert "lora_A" in line and "(4, 576) there, shape (8, 576) here" in line, line

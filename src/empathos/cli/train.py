@@ -8,13 +8,20 @@ EPM-Q, shows a progress bar. Bad input exits 2 with one line.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, ScenarioError
@@ -82,18 +89,10 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) -> None:
-    from empathos.train import Trainer, TrainerCallbacks, load_train_config
-
-    err = Console(stderr=True)
-    config = load_train_config(config_path, overrides)
-    if not resume and (config.out / "checkpoints" / "latest").is_file():
-        raise ConfigError(
-            f"{config.out} holds a training run: pass --resume to continue it, or --out",
-            field="--out",
-        )
-    roles = build_train_roles(config)
-    train, held = split_scenarios(config)
+def _progress(
+    err: Console, steps: int
+) -> tuple[Progress, TaskID, Callable[[dict[str, Any]], None]]:
+    """The progress bar, its task, and the callback that shows each metrics row."""
     progress = Progress(
         TextColumn("[bold]train"),
         BarColumn(),
@@ -102,7 +101,7 @@ def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) ->
         TimeElapsedColumn(),
         console=err,
     )
-    task = progress.add_task("train", total=config.steps, info="")
+    task = progress.add_task("train", total=steps, info="")
 
     def on_metrics(row: dict[str, Any]) -> None:
         if "eval/mean_turn_reward" in row:
@@ -126,11 +125,30 @@ def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) ->
             progress.console.print(f"step {row['step']} skipped: {row['skipped']}", markup=False)
         progress.update(task, completed=row["step"], info=info)
 
-    trainer = Trainer(
-        config, roles, train, held, scorer=epmq_scorer,
+    return progress, task, on_metrics
+
+
+def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) -> None:
+    from empathos.train import TrainerCallbacks, build_trainer, load_train_config
+    from empathos.train.checkpoint import resumed_config
+
+    err = Console(stderr=True)
+    if resume:  # the run's own config.yaml; a config file or flags may not contradict it
+        config = resumed_config(config_path, overrides)
+    else:
+        config = load_train_config(config_path, overrides)
+    if not resume and (config.out / "checkpoints" / "latest").is_file():
+        raise ConfigError(
+            f"{config.out} holds a training run: pass --resume to continue it, or --out",
+            field="--out",
+        )
+    roles = build_train_roles(config)
+    train, held = split_scenarios(config)
+    progress, task, on_metrics = _progress(err, config.steps)
+    trainer = build_trainer(
+        config, roles, train, held, resume=resume, scorer=epmq_scorer,
         callbacks=TrainerCallbacks(on_metrics=on_metrics),
     )  # fmt: skip
-    trainer.setup(resume=resume)
     err.print(
         f"train: {len(train)} scenarios, held out: {len(held)} | estimator {config.estimator} | "
         f"{config.rollout.scenarios_per_step} x {config.rollout.rollouts_per_scenario} rollouts "
@@ -175,7 +193,11 @@ def register(app: typer.Typer) -> None:
         ] = None,
         kl: Annotated[str | None, typer.Option(help="none, loss or reward.")] = None,
         resume: Annotated[
-            bool, typer.Option(help="Continue the run in --out from its last checkpoint.")
+            bool,
+            typer.Option(
+                help="Continue the run in --out from its last checkpoint, with the run's own "
+                "config (flags or a --config that contradict it are refused)."
+            ),
         ] = False,
     ) -> None:
         """Train a local causal LM with MAPO (or a baseline) in the sandbox."""

@@ -168,7 +168,18 @@ class EndpointConfig(BaseModel):
         description="Prompt templates of this role: 'full', 'compact' (a few sentences, for "
         "small local models) or 'auto' (compact on the bundled offline model, else full).",
     )
-    timeout_s: float = Field(60.0, gt=0.0, description="Timeout of one HTTP attempt, seconds.")
+    timeout_s: float = Field(
+        60.0,
+        gt=0.0,
+        description="Silence timeout of one HTTP attempt, seconds: connecting, and each wait "
+        "for the server's next bytes.",
+    )
+    deadline_s: float = Field(
+        600.0,
+        gt=0.0,
+        description="Deadline of one HTTP attempt as a whole (connecting, sending, reading "
+        "the whole reply), seconds.",
+    )
     max_concurrency: int = Field(
         16, ge=1, le=4096, description="Calls in flight at once on this endpoint (named limit)."
     )
@@ -277,6 +288,8 @@ def redact_url(url: str | None) -> str | None:
         return url
     parts = urlsplit(url)
     host = parts.hostname or ""
+    if ":" in host:  # an IPv6 literal (its zone, if any, still %-encoded)
+        host = f"[{host}]"
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))

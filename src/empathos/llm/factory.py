@@ -30,7 +30,8 @@ def build_model(
     elif config.kind == "offline":
         backend = OfflineBackend()
     elif config.kind == "local":
-        from empathos.llm.local import LocalBackend, cached_policy
+        from empathos.llm.local import cached_policy
+        from empathos.llm.local_backend import LocalBackend
 
         backend = LocalBackend(cached_policy(config.path, config.adapter), config.max_concurrency)
     else:

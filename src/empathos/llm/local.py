@@ -11,31 +11,29 @@ PPO ratio needs).
 - :func:`load_policy` loads a directory (or the bundled SmolLM2-135M when ``path`` is None or
   ``"smollm2-135m-instruct"``), optionally with a saved LoRA adapter, frozen.
 - :meth:`LocalPolicy.generate` samples replies for many prompts at once.
-- :class:`LocalBackend` serves plain chats to a :class:`~empathos.llm.ModelClient`; structured
-  output and tool calls are not served (this backend plays the model under test only).
+- :class:`~empathos.llm.local_backend.LocalBackend` serves plain chats from a policy to a
+  :class:`~empathos.llm.ModelClient`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
 from empathos.errors import ConfigError
 from empathos.llm.offline.model import converted_dir, load_offline_model, set_torch_threads
-from empathos.llm.retry import BackendError
-from empathos.llm.types import ChatRequest, Message, RawReply
+from empathos.llm.types import Message
 
 __all__ = [
     "BUNDLED",
+    "CausalLM",
     "Generation",
-    "LocalBackend",
     "LocalPolicy",
     "cached_policy",
     "load_causal_lm",
@@ -44,7 +42,10 @@ __all__ = [
 ]
 
 BUNDLED = "smollm2-135m-instruct"
-_CONTEXT = 8192
+# Where a model's config gives its context window, in the order looked at; a config with none
+# of them gets _FALLBACK_CONTEXT.
+_CONTEXT_FIELDS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+_FALLBACK_CONTEXT = 2048
 
 
 @dataclass(frozen=True)
@@ -92,17 +93,53 @@ def _is_adapter_dir(path: Path) -> bool:
     return (path / "adapter_config.json").is_file()
 
 
+class CausalLM(Protocol):
+    """What empathos asks of a causal LM: a ``transformers`` model, or a ``peft`` model
+    around one (both torch modules)."""
+
+    training: bool
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]: ...
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, torch.nn.Parameter]]: ...
+
+    def train(self, mode: bool = True) -> Any: ...
+
+    def eval(self) -> Any: ...
+
+    def requires_grad_(self, requires_grad: bool = True) -> Any: ...
+
+    def save_pretrained(self, save_directory: Any, **kwargs: Any) -> Any: ...
+
+
 @dataclass
 class LocalPolicy:
     """A causal LM and its tokenizer on one device, with a lock that serialises its use."""
 
-    model: Any
+    model: CausalLM
     tokenizer: Any
     name: str
     device: torch.device
     dtype: torch.dtype
     lora: bool
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def context_tokens(self) -> int:
+        """The model's context window (prompt and reply together), from its config's
+        ``max_position_embeddings`` (or the like; 2,048 when the config names none)."""
+        config = getattr(self.model, "config", None)
+        for name in _CONTEXT_FIELDS:
+            value = getattr(config, name, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return _FALLBACK_CONTEXT
 
     @property
     def eos_ids(self) -> list[int]:
@@ -124,7 +161,7 @@ class LocalPolicy:
             tokenize=True,
             return_dict=True,
         )["input_ids"]
-        budget = max(64, _CONTEXT - max_new)
+        budget = max(64, self.context_tokens - max_new)
         return [int(x) for x in ids[-budget:]]
 
     def generate(
@@ -299,98 +336,3 @@ def cached_policy(path: str | None, adapter: str | None = None) -> LocalPolicy:
         if key not in _POLICIES:
             _POLICIES[key] = load_policy(path, adapter=adapter, where="roles.model_under_test")
         return _POLICIES[key]
-
-
-_DEFAULT_MAX_TOKENS = 256
-
-
-class LocalBackend:
-    """Serves plain chats from a :class:`LocalPolicy`, batching concurrent requests.
-
-    Requests queued while the model is busy run together as one left-padded batch (up to
-    ``max_batch``, same sampling settings). Structured output and tool calls are refused:
-    this backend plays the model under test."""
-
-    kind = "local"
-    endpoint: str | None = None
-
-    def __init__(self, policy: LocalPolicy, max_batch: int = 8) -> None:
-        self.policy = policy
-        self.max_batch = max(1, max_batch)
-        self.pending: list[tuple[ChatRequest, asyncio.Future[RawReply]]] = []
-        self.batches: list[int] = []
-        self._worker: asyncio.Task[None] | None = None
-
-    async def complete(self, request: ChatRequest) -> RawReply:
-        """Queue ``request`` and wait for its reply."""
-        if request.tools or request.response_schema is not None or request.json_mode:
-            raise BackendError(
-                "fatal", "the local backend serves plain chats only (the model under test)"
-            )
-        future: asyncio.Future[RawReply] = asyncio.get_running_loop().create_future()
-        self.pending.append((request, future))
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._drain())
-        return await future
-
-    @staticmethod
-    def _key(request: ChatRequest) -> tuple[float, float, int, int | None]:
-        p = request.params
-        seed = p.get("seed")
-        return (
-            float(p.get("temperature", 0.0)),
-            float(p.get("top_p", 1.0)),
-            int(p.get("max_tokens", _DEFAULT_MAX_TOKENS)),
-            None if seed is None else int(seed),
-        )
-
-    def _run(self, requests: list[ChatRequest]) -> list[RawReply]:
-        temperature, top_p, max_new, seed = self._key(requests[0])
-        prompts = [self.policy.prompt_ids(r.messages, max_new) for r in requests]
-        if seed is not None:
-            torch.manual_seed(seed)
-        gens = self.policy.generate(
-            prompts,
-            max_new_tokens=max_new,
-            temperature=temperature,
-            top_p=top_p,
-            batch_size=len(prompts),
-        )
-        return [
-            RawReply(
-                content=g.text,
-                input_tokens=len(g.prompt_ids),
-                output_tokens=len(g.token_ids),
-                finish_reason="stop" if g.finished else "length",
-            )
-            for g in gens
-        ]
-
-    async def _drain(self) -> None:
-        await asyncio.sleep(0)
-        while self.pending:
-            first = self.pending.pop(0)
-            key = self._key(first[0])
-            batch, rest = [first], []
-            for item in self.pending:
-                if len(batch) < self.max_batch and self._key(item[0]) == key:
-                    batch.append(item)
-                else:
-                    rest.append(item)
-            self.pending = rest
-            batch = [(r, f) for r, f in batch if not f.cancelled()]
-            if not batch:
-                continue
-            self.batches.append(len(batch))
-            try:
-                replies = await asyncio.to_thread(self._run, [r for r, _ in batch])
-            except (RuntimeError, ValueError, IndexError) as exc:
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(
-                            BackendError("fatal", f"local generation failed: {exc}")
-                        )
-                continue
-            for (_, future), reply in zip(batch, replies, strict=True):
-                if not future.done():
-                    future.set_result(reply)

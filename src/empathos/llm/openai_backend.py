@@ -6,21 +6,15 @@ every failure is classified by :mod:`empathos.llm.retry` and retried there. With
 (HTTP 400) is asked again at once with JSON mode, then with the plain instruction, and the
 backend remembers what the endpoint accepts.
 
-Speed: the request goes through the SDK's public ``post`` rather than
-``chat.completions.create``. ``create`` walks every parameter recursively against its typed
-signature (a no-op for the plain JSON we build, but ~2.5 ms per call for a judge schema or the
-director's tools) and builds pydantic objects from the reply; ``post`` keeps everything else
-of the SDK (auth header, timeouts, HTTP errors as ``openai`` exceptions) and hands back the
-raw response, whose JSON we read ourselves. The JSON body sent is the same.
-
-A plain ``http://`` endpoint (no proxy configured; local servers: vLLM, SGLang, Ollama,
-``empathos serve``) is posted to by :mod:`empathos.llm.http1`, a lean HTTP/1.1 client on
-asyncio and httptools: the SDK's layers (an ``httpx2`` request and response around each
-call, the URL parsed twice, its headers) cost ~1.0 ms of CPU per call, and aiohttp's client
-alone ~0.43 ms, against ~0.15 ms for it; a run makes ~3.6 calls per turn. The request is the
-same (JSON body, bearer token, the base URL's query) and errors are classified by the same
-rules (:func:`~empathos.llm.retry.classify_status`, ``classify_transport_error``). Others
-(TLS, proxies) keep the SDK and its default HTTP stack.
+The request goes through the SDK's public ``post`` (auth header, timeouts, HTTP errors as
+``openai`` exceptions) with the JSON body we build, not ``chat.completions.create`` (which
+checks every parameter against its typed signature and builds pydantic objects from the
+reply); we read the raw response's JSON ourselves. A plain ``http://`` endpoint with no proxy
+configured (vLLM, SGLang, Ollama, ``empathos serve``) is posted to by
+:mod:`empathos.llm.http1` instead, with the same request and the same error rules
+(:func:`~empathos.llm.retry.classify_status`, ``classify_transport_error``); TLS and proxies
+keep the SDK's HTTP stack. What each path costs per call: docs/models.md ("Retries"). On both,
+``timeout_s`` bounds connecting and each silence of the server, ``deadline_s`` the attempt.
 
 A query string in ``base_url`` (``?api-version=...``, as Azure OpenAI wants) is taken off the
 URL and given to the SDK as ``default_query``, so every request carries it (glued to the base
@@ -48,7 +42,13 @@ except ImportError:  # pragma: no cover
 
 from empathos import __version__
 from empathos.llm.config import EndpointConfig, redact_url
-from empathos.llm.http1 import HTTPReplyError, Pool
+from empathos.llm.http1 import (
+    DeadlineError,
+    HTTPReplyError,
+    Pool,
+    ReplyTooLargeError,
+    ZoneError,
+)
 from empathos.llm.retry import (
     BackendError,
     classify_openai_error,
@@ -157,11 +157,29 @@ _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Shared]
 )
 
 
+def _origin(parts: urllib.parse.SplitResult) -> tuple[str, int, str, str]:
+    """The host to connect to (an IPv6 zone decoded: ``fe80::1%eth0``), the port, the Host
+    header's value (no zone: RFC 6874 keeps it off the wire) and ``host:port`` for messages."""
+    host, port = urllib.parse.unquote(parts.hostname or ""), parts.port or 80
+    if ":" not in host:
+        return host, port, parts.netloc, f"{host}:{port}"
+    header = f"[{host.partition('%')[0]}]" + (f":{parts.port}" if parts.port else "")
+    return host, port, header, f"[{host}]:{port}"
+
+
+def _deadline_error(config: EndpointConfig) -> BackendError:
+    return BackendError(
+        "transient",
+        f"request timed out (no complete reply within deadline_s, {config.deadline_s:g} s)",
+    )
+
+
 class _DirectPost:
     """POST a JSON body to a plain-HTTP endpoint's chat route with :mod:`empathos.llm.http1`:
     at most ``max_concurrency`` calls on the wire (the rest wait, untimed), over connections
     shared with the other backends of the same origin (idle ones dropped after _KEEPALIVE_S);
-    ``timeout_s`` for connecting and for each wait on the server."""
+    ``timeout_s`` for connecting and for each wait on the server, ``deadline_s`` for the
+    whole call."""
 
     def __init__(self, config: EndpointConfig, api_key: str | None) -> None:
         assert config.base_url is not None
@@ -170,19 +188,18 @@ class _DirectPost:
         target = urllib.parse.quote(parts.path.rstrip("/") + _PATH, safe="/%:@!$&'()*+,;=~")
         if query:
             target += "?" + urllib.parse.urlencode(query)
-        self._host, self._port = parts.hostname or "", parts.port or 80
-        self.where = f"{self._host}:{self._port}"
+        self._host, self._port, host_header, self.where = _origin(parts)
         # The request's head, up to the body's length: the same for every call.
         self._head = (
             f"POST {target} HTTP/1.1\r\n"
-            f"Host: {parts.netloc}\r\n"
+            f"Host: {host_header}\r\n"
             f"Authorization: Bearer {api_key or _NO_KEY}\r\n"
             "Content-Type: application/json\r\n"
             "Accept: application/json\r\n"
             f"User-Agent: empathos/{__version__}\r\n"
             "Content-Length: "
         ).encode("latin-1")
-        self._timeout_s = config.timeout_s
+        self._config = config
         self._limit = config.max_concurrency
         self._slots = asyncio.Semaphore(self._limit)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -211,9 +228,15 @@ class _DirectPost:
         request = b"%b%d\r\n\r\n%b" % (self._head, len(data), data)
         async with self._slots:
             try:
-                reply = await pool.request(request, self._timeout_s)
+                reply = await pool.request(request, self._config.timeout_s, self._config.deadline_s)
+            except ReplyTooLargeError as exc:  # the same request would get the same reply
+                raise BackendError("fatal", f"{exc} from {self.where}") from None
             except HTTPReplyError as exc:
                 raise BackendError("transient", f"{exc} from {self.where}") from None
+            except DeadlineError:
+                raise _deadline_error(self._config) from None
+            except ZoneError as exc:
+                raise BackendError("fatal", f"{exc} in base_url") from None
             except OSError as exc:  # TimeoutError and ServerDisconnectedError are OSErrors
                 raise classify_transport_error(exc, self.where) from None
         if reply.status >= 400:
@@ -284,6 +307,7 @@ class OpenAIBackend:
 
     def __init__(self, config: EndpointConfig, api_key: str | None) -> None:
         assert config.base_url is not None
+        self.config = config
         self.endpoint: str | None = redact_url(config.base_url)  # records never hold credentials
         self._secret = api_key
         if _plain_http(config.base_url):
@@ -370,12 +394,18 @@ class OpenAIBackend:
         """One POST of ``body``; the reply's JSON, or a classified BackendError."""
         if self._direct is not None:
             return await self._direct.post(body)
+        deadline = asyncio.timeout(self.config.deadline_s)
         try:
-            # cast_to=sdk_http.Response: the SDK returns the (fully read) response as is.
-            response = await next(self._next).post(
-                _PATH, cast_to=sdk_http.Response, body=body, options=_OPTIONS
-            )
+            async with deadline:
+                # cast_to=sdk_http.Response: the SDK returns the (fully read) response as is.
+                response = await next(self._next).post(
+                    _PATH, cast_to=sdk_http.Response, body=body, options=_OPTIONS
+                )
             return response.json()
+        except TimeoutError as exc:
+            if deadline.expired():
+                raise _deadline_error(self.config) from None
+            raise classify_openai_error(exc) from None
         except (openai.OpenAIError, OSError, ValueError) as exc:
             raise classify_openai_error(exc) from None
 

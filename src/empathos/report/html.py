@@ -36,6 +36,7 @@ __all__ = [
     "PACK_BYTES",
     "DialoguePacks",
     "dialogue_detail",
+    "json_for_script",
     "leaderboard_html",
     "pack_dialogues",
     "render_html",
@@ -245,9 +246,19 @@ def _plotly_packed() -> str:
     return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode("ascii")
 
 
-def _json_for_script(obj: Any) -> str:
+# JSON escapes that keep a string from ending the <script> element or opening a comment in
+# it (``</script>``, ``<!--``, ``-->``), and from being read as a line break by an older
+# JavaScript parser; each is still the same JSON string.
+_SCRIPT_SAFE = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
+def json_for_script(obj: Any) -> str:
+    """``obj`` as JSON to embed in a ``<script>`` element: no string in it can end the
+    element or break the JSON (``<`` is written ``\\u003c``, and so on)."""
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return text.translate(_SCRIPT_SAFE)
 
 
 def render_html(
@@ -297,6 +308,6 @@ defensive (high). Scenarios without labels are counted as "unlabelled".</p>
         f'<script id="plotly-gz" type="application/octet-stream">{_plotly_packed()}</script>'
         f"<script>{LOADER}{BUNZIP2}</script>"
         f'<script id="report-data" type="application/json">'
-        f"{_json_for_script(_payload(data, details))}</script>"
+        f"{json_for_script(_payload(data, details))}</script>"
         f"<script>{SCRIPT}</script></body></html>\n"
     )

@@ -7,16 +7,21 @@ trainer loads its policy here so that its weights can learn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
-from empathos.llm.local import LocalPolicy, load_causal_lm, resolve_model_dir
+from empathos.llm.local import CausalLM, LocalPolicy, load_causal_lm, resolve_model_dir
 
-__all__ = ["LoraSettings", "load_trainable_policy", "sequence_logprobs"]
+__all__ = [
+    "LoraSettings",
+    "adapter_disabled",
+    "load_trainable_policy",
+    "sequence_logprobs",
+]
 
 
 @dataclass(frozen=True)
@@ -36,15 +41,21 @@ def load_trainable_policy(
     adapter: str | Path | None = None,
     device: str | None = None,
     bf16: bool | None = None,
+    gradient_checkpointing: bool = False,
     where: str = "policy",
 ) -> LocalPolicy:
     """Load a causal LM to train: with a new LoRA adapter (``lora``), a saved one to go on
-    training (``adapter``, or a ``path`` that holds one), or all weights (neither).
+    training (``adapter``, or a ``path`` that holds one), or all weights (neither: every
+    weight trainable). ``gradient_checkpointing`` recomputes activations in the backward pass.
 
     ``path``, ``device`` and ``bf16`` as in :func:`empathos.llm.local.load_policy`. Bad input
     raises :class:`~empathos.errors.ConfigError` naming ``where``."""
     base, name, adapter_dir = resolve_model_dir(path, adapter, where)
     model, tokenizer, dev, dtype = load_causal_lm(base, device=device, bf16=bf16, where=where)
+    if adapter_dir is None and lora is None:
+        model.requires_grad_(True)
+    if gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if adapter_dir is not None or lora is not None:
         from peft import LoraConfig, PeftModel, get_peft_model
 
@@ -59,6 +70,8 @@ def load_trainable_policy(
                 task_type="CAUSAL_LM",
             )
             model = get_peft_model(model, cfg)
+        if gradient_checkpointing:  # the frozen base's outputs must carry gradient to LoRA
+            model.enable_input_require_grads()
     return LocalPolicy(
         model=model,
         tokenizer=tokenizer,
@@ -69,8 +82,19 @@ def load_trainable_policy(
     )
 
 
+@contextlib.contextmanager
+def adapter_disabled(model: CausalLM) -> Iterator[CausalLM]:
+    """``model`` (a peft model) with its adapter switched off: the base model, as the
+    reference of a LoRA policy."""
+    disable = getattr(model, "disable_adapter", None)
+    if disable is None:
+        raise TypeError("the policy has no adapter to switch off (full fine-tuning needs a copy)")
+    with disable():
+        yield model
+
+
 def sequence_logprobs(
-    model: Any,
+    model: CausalLM,
     prompts: Sequence[Sequence[int]],
     responses: Sequence[Sequence[int]],
     *,

@@ -2,21 +2,24 @@
 
 A step: G rollouts for each of a batch of training scenarios in the real sandbox (the roles on
 their endpoints), per-turn EPM rewards, advantages from the registry by name, an update of
-epochs x minibatches of the PPO clip loss on the policy's own tokens. Held-out evaluation runs
-before the first step, every ``eval.every`` steps and after the last. Checkpoints hold the
-trainable weights (and an adapter or model directory usable by ``empathos run --policy``),
-the optimizer, the scheduler, every random generator, the step and the data position;
-``resume`` continues exactly. The run directory holds ``config.yaml``, ``manifest.json``,
+epochs x minibatches of the PPO clip loss on the policy's own tokens, its "old"
+log-probabilities recomputed by the policy's forward pass. Held-out evaluation runs before
+the first step, every ``eval.every`` steps and after the last, and leaves every random
+generator as it found it. Checkpoints (:mod:`empathos.train.checkpoint`) hold the trainable
+weights (and an adapter or model directory usable by ``empathos run --policy``), the
+optimizer, the scheduler, every random generator, the step and the data position; a resumed
+run continues exactly. The run directory holds ``config.yaml``, ``manifest.json``,
 ``metrics.jsonl`` and (when installed) TensorBoard events.
+
+:func:`build_trainer` builds the parts (:func:`~empathos.train.parts.build_parts`), restores
+the last checkpoint when resuming, and returns a :class:`Trainer` ready to ``run()``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import math
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,23 +34,29 @@ import yaml
 from empathos import __version__
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, EmpathosError
-from empathos.llm.local import LocalPolicy
 from empathos.records import DialogueRecord
 from empathos.records.io import write_text_atomic
 from empathos.sandbox import Roles, SandboxConfig
 from empathos.scenarios import Scenario
+from empathos.train.checkpoint import (
+    RunState,
+    preserved_rng,
+    restore_checkpoint,
+    save_checkpoint,
+)
 from empathos.train.config import TrainConfig
-from empathos.train.policy import LoraSettings, load_trainable_policy
+from empathos.train.parts import TrainParts, build_parts
 from empathos.train.rollout import Dialogue, Job, collect, mean_turn_reward
 from empathos.train.update import (
     Sample,
     UpdateSettings,
     advantages_for,
+    forward_logprobs,
     policy_update,
     reference_logprobs,
 )
 
-__all__ = ["Scorer", "Trainer", "TrainerCallbacks", "sandbox_config"]
+__all__ = ["Scorer", "Trainer", "TrainerCallbacks", "build_trainer", "sandbox_config"]
 
 Scorer = Callable[[Sequence[DialogueRecord], EPMConfig], float | None]
 
@@ -80,27 +89,12 @@ def _stable_seed(*parts: int) -> int:
     return int(np.random.SeedSequence([abs(p) for p in parts]).generate_state(1)[0])
 
 
-def _rng_state() -> dict[str, Any]:
-    state: dict[str, Any] = {
-        "torch": torch.get_rng_state(),
-        "numpy": np.random.get_state(),
-        "python": random.getstate(),
-    }
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def _set_rng_state(state: dict[str, Any]) -> None:
-    torch.set_rng_state(state["torch"])
-    np.random.set_state(state["numpy"])
-    random.setstate(state["python"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
 class Trainer:
-    """One training run; see the module docstring. ``run()`` trains to ``config.steps``."""
+    """One training run over ready-made parts; ``run()`` trains to ``config.steps``.
+
+    Built from :func:`build_trainer` (or directly, with parts of your own): usable once
+    constructed. ``start`` is where a resumed run stands (None: a new run, whose
+    ``metrics.jsonl`` starts empty). Writes ``config.yaml`` and ``manifest.json``."""
 
     def __init__(
         self,
@@ -108,7 +102,9 @@ class Trainer:
         roles: Roles,
         train_scenarios: Sequence[Scenario],
         eval_scenarios: Sequence[Scenario],
+        parts: TrainParts,
         *,
+        start: RunState | None = None,
         scorer: Scorer | None = None,
         callbacks: TrainerCallbacks | None = None,
     ) -> None:
@@ -118,87 +114,39 @@ class Trainer:
         self.roles = roles
         self.train_scenarios = list(train_scenarios)
         self.eval_scenarios = list(eval_scenarios)
+        self.parts = parts
+        self.policy = parts.policy
         self.scorer = scorer
         self.callbacks = callbacks or TrainerCallbacks()
         self.out = Path(config.out)
-        self.step = 0
-        self.skipped_in_row = 0
-        self.policy: LocalPolicy | None = None
-        self.reference: Any = None
-        self.optimizer: torch.optim.Optimizer | None = None
-        self.scheduler: Any = None
-        self._tb: Any = None
-
-    # -- set-up ---------------------------------------------------------------------------
-    def setup(self, *, resume: bool = False) -> None:
-        """Load the policy, build optimizer and scheduler; restore the last checkpoint when
-        ``resume``. Writes config.yaml and manifest.json."""
-        cfg = self.config
-        torch.manual_seed(cfg.seed)
-        np.random.seed(cfg.seed % 2**32)
-        random.seed(cfg.seed)
-        lora = cfg.policy.lora
-        settings = (
-            LoraSettings(
-                r=lora.r,
-                alpha=lora.alpha,
-                dropout=lora.dropout,
-                target_modules=tuple(lora.target_modules),
-            )
-            if lora is not None
-            else None
-        )
-        self.policy = load_trainable_policy(
-            cfg.policy.path,
-            lora=settings,
-            device=cfg.policy.device,
-            bf16=cfg.policy.bf16,
-            where="policy.path",
-        )
-        model = self.policy.model
-        if lora is None:
-            model.requires_grad_(True)
-            if cfg.kl != "none":
-                self.reference = copy.deepcopy(model).requires_grad_(False).eval()
-        if cfg.policy.gradient_checkpointing:
-            model.gradient_checkpointing_enable(
-                gradient_checkpointing_kwargs={"use_reentrant": False}
-            )
-            if lora is not None:
-                model.enable_input_require_grads()
-        params = [p for p in model.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-        from transformers import get_cosine_schedule_with_warmup
-
-        total = cfg.steps * cfg.epochs * cfg.minibatches
-        self.scheduler = get_cosine_schedule_with_warmup(
-            self.optimizer, round(cfg.warmup * total), total
-        )
+        self.step = start.step if start is not None else 0
+        self.skipped_in_row = start.skipped_in_row if start is not None else 0
         self.out.mkdir(parents=True, exist_ok=True)
-        if resume:
-            self._restore()
-        else:
+        if start is None:
             (self.out / "metrics.jsonl").write_text("", encoding="utf-8")
-        write_text_atomic(
-            self.out / "config.yaml",
-            yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True),
-        )
+        else:
+            self._drop_rows_after(self.step)
+        dumped = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+        write_text_atomic(self.out / "config.yaml", dumped)
         self._write_manifest("running")
-        if cfg.tensorboard:
-            try:
-                from torch.utils.tensorboard import SummaryWriter
-            except ImportError:
-                self._tb = None
-            else:
-                self._tb = SummaryWriter(str(self.out / "tensorboard"))
+        self._tb = _tensorboard(self.out) if config.tensorboard else None
+
+    def _drop_rows_after(self, step: int) -> None:
+        """Metric rows written after the checkpoint a run resumes from."""
+        metrics = self.out / "metrics.jsonl"
+        if metrics.is_file():
+            keep = [
+                line
+                for line in metrics.read_text(encoding="utf-8").splitlines()
+                if line.strip() and int(json.loads(line)["step"] or 0) <= step
+            ]
+            metrics.write_text("".join(x + "\n" for x in keep), encoding="utf-8")
 
     def _write_manifest(self, status: str) -> None:
         import peft
         import transformers
 
-        assert self.policy is not None
-        n_train = sum(p.numel() for p in self.policy.model.parameters() if p.requires_grad)
-        n_all = sum(p.numel() for p in self.policy.model.parameters())
+        params = list(self.policy.model.parameters())
         manifest = {
             "kind": "train",
             "status": status,
@@ -210,8 +158,8 @@ class Trainer:
             "dtype": str(self.policy.dtype).replace("torch.", ""),
             "policy": self.policy.name,
             "lora": self.policy.lora,
-            "trainable_parameters": n_train,
-            "parameters": n_all,
+            "trainable_parameters": sum(p.numel() for p in params if p.requires_grad),
+            "parameters": sum(p.numel() for p in params),
             "step": self.step,
             "roles": self.roles.names(),
             "train_scenarios": [s.id for s in self.train_scenarios],
@@ -246,7 +194,6 @@ class Trainer:
         ]
 
     async def _collect(self, jobs: Sequence[Job], *, evaluation: bool) -> list[Dialogue]:
-        assert self.policy is not None
         cfg = self.config
         r = cfg.rollout
         max_turns = (cfg.eval.max_turns or r.max_turns) if evaluation else r.max_turns
@@ -267,10 +214,12 @@ class Trainer:
 
     # -- evaluation ------------------------------------------------------------------------
     def evaluate(self) -> dict[str, Any]:
-        """Held-out rollouts under a fixed sampling seed; training's generators are untouched."""
+        """Held-out rollouts under a fixed sampling seed. Every generator it touches (torch's
+        on the CPU and each CUDA device, numpy's, Python's: a retried call draws its jitter
+        there) is left as it found it, so evaluating changes no training rollout."""
         if not self.eval_scenarios:
             return {}
-        with torch.random.fork_rng(devices=[]):
+        with preserved_rng():
             torch.manual_seed(self.config.eval.seed)
             dialogues = asyncio.run(self._collect(self.eval_jobs(), evaluation=True))
         records = [d.record for d in dialogues if d.record is not None]
@@ -291,54 +240,68 @@ class Trainer:
     # -- one step --------------------------------------------------------------------------
     def train_step(self) -> dict[str, Any]:
         """Roll out, compute advantages, update; returns the step's metrics row."""
-        assert self.policy is not None and self.optimizer is not None
         cfg = self.config
         step = self.step + 1
         t0, c0 = time.perf_counter(), time.process_time()
         dialogues = asyncio.run(self._collect(self.jobs_for(step), evaluation=False))
         t_roll, c_roll = time.perf_counter() - t0, time.process_time() - c0
-        samples_flat = [
-            (i, t, turn) for i, d in enumerate(dialogues) for t, turn in enumerate(d.turns)
-        ]
-        gen_tokens = sum(len(turn.token_ids) for _, _, turn in samples_flat)
-        row: dict[str, Any] = {"step": step, "data_position": step * cfg.rollout.scenarios_per_step}
-        row["rollout/dialogues"] = len(dialogues)
-        row["rollout/errors"] = sum(d.error is not None for d in dialogues)
-        row["rollout/success_rate"] = float(np.mean([d.success for d in dialogues]))
-        row["rollout/turns"] = len(samples_flat)
-        row["rollout/tokens_per_s"] = gen_tokens / max(t_roll, 1e-9)
-        turn_kl = None
-        if cfg.kl == "reward" and samples_flat:
-            ref = reference_logprobs(self.policy, self.reference, [s for _, _, s in samples_flat],
-                                     cfg.micro_batch)  # fmt: skip
-            t_max = max(len(d.turns) for d in dialogues)
-            turn_kl = np.zeros((len(dialogues), t_max))
-            for (i, t, turn), lr in zip(samples_flat, ref, strict=True):
-                turn_kl[i, t] = float(sum(turn.logprobs) - float(lr.sum()))
-            row["rollout/turn_kl"] = float(turn_kl[turn_kl != 0].mean()) if turn_kl.any() else 0.0
+        flat = [(i, t, turn) for i, d in enumerate(dialogues) for t, turn in enumerate(d.turns)]
+        row = _rollout_row(step, cfg, dialogues, len(flat), t_roll)
+        row["time/rollout_cpu_s"] = c_roll
+        # the policy's own log-probabilities (the KL-in-reward needs them for every turn)
+        old = self._own_logprobs(flat) if cfg.kl == "reward" and flat else None
+        turn_kl = self._turn_kl(dialogues, flat, old, row) if old is not None else None
         result, rewards, valid = advantages_for(
             dialogues, cfg.estimator, cfg.advantage, cfg.rollout.reward, turn_kl, cfg.kl_coef
         )
         row["reward/mean_turn"] = float(rewards[valid].mean()) if valid.any() else math.nan
         row["reward/valid_turns"] = int(valid.sum())
-        row["reward/unscored_turns"] = int(len(samples_flat) - valid.sum())
+        row["reward/unscored_turns"] = int(len(flat) - valid.sum())
         row.update({f"adv/{k}": v for k, v in result.stats.items()})
         adv = np.asarray(result.advantages, dtype=np.float64)
         in_loss = np.asarray(result.loss_mask, dtype=bool)
         samples = [
-            Sample(turn, float(adv[i, t]), bool(in_loss[i, t])) for i, t, turn in samples_flat
-        ]
+            Sample(turn, float(adv[i, t]), bool(in_loss[i, t]),
+                   None if old is None else old[k])
+            for k, (i, t, turn) in enumerate(flat)
+        ]  # fmt: skip
+        self.step = step
         if not any(s.in_loss for s in samples):
-            reason = (
+            self.skipped_in_row += 1
+            row["skipped"] = (
                 "no turn was scored by the judge in this step"
                 if not valid.any()
                 else "no turn entered the loss"
             )
-            self.skipped_in_row += 1
-            row["skipped"] = reason
-            self.step = step
             return row
         self.skipped_in_row = 0
+        row.update(self._update(step, samples))
+        return row
+
+    def _own_logprobs(self, flat: Sequence[tuple[int, int, Any]]) -> list[torch.Tensor]:
+        self.policy.model.train()  # the mode of the update's forward pass
+        turns = [turn for _, _, turn in flat]
+        return forward_logprobs(self.policy, self.policy.model, turns, self.config.micro_batch)
+
+    def _turn_kl(
+        self,
+        dialogues: Sequence[Dialogue],
+        flat: Sequence[tuple[int, int, Any]],
+        own: Sequence[torch.Tensor],
+        row: dict[str, Any],
+    ) -> np.ndarray:
+        """Each turn's summed k1 KL against the reference, (B, T); its mean goes in ``row``."""
+        turns = [turn for _, _, turn in flat]
+        ref = reference_logprobs(self.policy, self.parts.reference, turns, self.config.micro_batch)
+        turn_kl = np.zeros((len(dialogues), max(len(d.turns) for d in dialogues)))
+        for (i, t, _), lp, lr in zip(flat, own, ref, strict=True):
+            turn_kl[i, t] = float(lp.sum() - lr.sum())
+        row["rollout/turn_kl"] = float(turn_kl[turn_kl != 0].mean()) if turn_kl.any() else 0.0
+        return turn_kl
+
+    def _update(self, step: int, samples: Sequence[Sample]) -> dict[str, Any]:
+        """The PPO update of one step; its metrics."""
+        cfg = self.config
         settings = UpdateSettings(
             epochs=cfg.epochs,
             minibatches=cfg.minibatches,
@@ -349,10 +312,11 @@ class Trainer:
         )
         gen = torch.Generator()
         gen.manual_seed(_stable_seed(cfg.seed, step, 7))
+        parts = self.parts
         t1, c1 = time.perf_counter(), time.process_time()
         try:
-            stats = policy_update(self.policy, self.optimizer, self.scheduler, samples, settings,
-                                  gen, self.reference)  # fmt: skip
+            stats = policy_update(self.policy, parts.optimizer, parts.scheduler, samples,
+                                  settings, gen, parts.reference)  # fmt: skip
         except torch.OutOfMemoryError:
             raise ConfigError(
                 f"the update ran out of memory at micro_batch {cfg.micro_batch}: lower "
@@ -361,19 +325,14 @@ class Trainer:
                 field="micro_batch",
             ) from None
         t_upd, c_upd = time.perf_counter() - t1, time.process_time() - c1
-        upd_tokens = sum(
-            len(s.turn.token_ids) + len(s.turn.prompt_ids) for s in samples if s.in_loss
-        )
-        row.update({f"update/{k}": v for k, v in stats.items()})
-        row["update/tokens_per_s"] = upd_tokens * cfg.epochs / max(t_upd, 1e-9)
-        row["update/lr"] = float(self.scheduler.get_last_lr()[0])
-        row["time/rollout_s"] = t_roll
+        tokens = sum(len(s.turn.token_ids) + len(s.turn.prompt_ids) for s in samples if s.in_loss)
+        row: dict[str, Any] = {f"update/{k}": v for k, v in stats.items()}
+        row["update/tokens_per_s"] = tokens * cfg.epochs / max(t_upd, 1e-9)
+        row["update/lr"] = float(parts.scheduler.get_last_lr()[0])
         row["time/update_s"] = t_upd
         # CPU seconds of this process (all threads): on a shared machine wall time says more
         # about the neighbours than about the trainer
-        row["time/rollout_cpu_s"] = c_roll
         row["time/update_cpu_s"] = c_upd
-        self.step = step
         return row
 
     # -- the loop --------------------------------------------------------------------------
@@ -419,67 +378,54 @@ class Trainer:
     # -- checkpoints -----------------------------------------------------------------------
     def save_checkpoint(self) -> Path:
         """Write ``checkpoints/step-NNNNNN`` and point ``checkpoints/latest`` at it."""
-        assert self.policy is not None and self.optimizer is not None
-        root = self.out / "checkpoints"
-        target = root / f"step-{self.step:06d}"
-        tmp = root / f".tmp-{self.step:06d}"
-        tmp.mkdir(parents=True, exist_ok=True)
-        model = self.policy.model
-        trainable = {
-            n: p.detach().cpu().clone() for n, p in model.named_parameters() if p.requires_grad
-        }
-        torch.save(trainable, tmp / "trainable.pt")
-        torch.save(self.optimizer.state_dict(), tmp / "optimizer.pt")
-        torch.save(self.scheduler.state_dict(), tmp / "scheduler.pt")
-        torch.save(_rng_state(), tmp / "rng.pt")
-        export = tmp / ("adapter" if self.policy.lora else "model")
-        model.save_pretrained(export)
-        if not self.policy.lora:
-            self.policy.tokenizer.save_pretrained(export)
-        state = {
-            "step": self.step,
-            "data_position": self.step * self.config.rollout.scenarios_per_step,
-            "skipped_in_row": self.skipped_in_row,
-        }
-        (tmp / "state.json").write_text(json.dumps(state) + "\n", encoding="utf-8")
-        if target.exists():
-            import shutil
-
-            shutil.rmtree(target)
-        tmp.rename(target)
-        write_text_atomic(root / "latest", target.name + "\n")
+        state = RunState(step=self.step, skipped_in_row=self.skipped_in_row)
+        position = self.step * self.config.rollout.scenarios_per_step
+        target = save_checkpoint(self.parts, self.out / "checkpoints", state, position)
         self._write_manifest("running")
         return target
 
-    def _restore(self) -> None:
-        assert self.policy is not None and self.optimizer is not None
-        root = self.out / "checkpoints"
-        latest = root / "latest"
-        if not latest.is_file():
-            raise ConfigError(f"no checkpoint to resume from in {root}", field="--resume")
-        target = root / latest.read_text(encoding="utf-8").strip()
-        state = json.loads((target / "state.json").read_text(encoding="utf-8"))
-        trainable = torch.load(target / "trainable.pt", map_location="cpu")
-        params = dict(self.policy.model.named_parameters())
-        missing = [n for n in trainable if n not in params]
-        if missing:
-            raise ConfigError(
-                f"checkpoint {target} does not match this policy (e.g. {missing[0]})",
-                field="--resume",
-            )
-        with torch.no_grad():
-            for name, value in trainable.items():
-                params[name].copy_(value.to(params[name].device, params[name].dtype))
-        self.optimizer.load_state_dict(torch.load(target / "optimizer.pt", map_location="cpu"))
-        self.scheduler.load_state_dict(torch.load(target / "scheduler.pt"))
-        _set_rng_state(torch.load(target / "rng.pt", weights_only=False))
-        self.step = int(state["step"])
-        self.skipped_in_row = int(state.get("skipped_in_row", 0))
-        metrics = self.out / "metrics.jsonl"
-        if metrics.is_file():  # drop rows written after the checkpoint
-            keep = [
-                line
-                for line in metrics.read_text(encoding="utf-8").splitlines()
-                if line.strip() and int(json.loads(line)["step"] or 0) <= self.step
-            ]
-            metrics.write_text("".join(x + "\n" for x in keep), encoding="utf-8")
+
+def _rollout_row(
+    step: int, cfg: TrainConfig, dialogues: Sequence[Dialogue], turns: int, t_roll: float
+) -> dict[str, Any]:
+    """A step's metrics row, with what its rollouts say."""
+    tokens = sum(len(turn.token_ids) for d in dialogues for turn in d.turns)
+    return {
+        "step": step,
+        "data_position": step * cfg.rollout.scenarios_per_step,
+        "rollout/dialogues": len(dialogues),
+        "rollout/errors": sum(d.error is not None for d in dialogues),
+        "rollout/success_rate": float(np.mean([d.success for d in dialogues])),
+        "rollout/turns": turns,
+        "rollout/tokens_per_s": tokens / max(t_roll, 1e-9),
+        "time/rollout_s": t_roll,
+    }
+
+
+def _tensorboard(out: Path) -> Any:
+    """A TensorBoard writer under ``out``, or None when TensorBoard is not installed."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        return None
+    return SummaryWriter(str(out / "tensorboard"))
+
+
+def build_trainer(
+    config: TrainConfig,
+    roles: Roles,
+    train_scenarios: Sequence[Scenario],
+    eval_scenarios: Sequence[Scenario],
+    *,
+    resume: bool = False,
+    scorer: Scorer | None = None,
+    callbacks: TrainerCallbacks | None = None,
+) -> Trainer:
+    """A trainer ready to run: its parts built from ``config`` (seeded, the policy loaded),
+    and, when ``resume``, the last checkpoint of ``config.out`` restored into them."""
+    if not train_scenarios:
+        raise ConfigError("no training scenario left after the held-out split", field="cases")
+    parts = build_parts(config)
+    start = restore_checkpoint(parts, Path(config.out) / "checkpoints") if resume else None
+    return Trainer(config, roles, train_scenarios, eval_scenarios, parts, start=start,
+                   scorer=scorer, callbacks=callbacks)  # fmt: skip

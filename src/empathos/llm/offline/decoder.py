@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from empathos.llm.offline.constrained import build_json, build_tool_call
@@ -197,6 +198,17 @@ def constrained_reply(lm: OfflineModel, prompt: list[int], request: ChatRequest)
     )
 
 
+def _by_likelihood(logits: Any) -> Iterator[int]:
+    """Token ids, most likely first: the top ``_TOP_K``, then (rarely needed: when none of
+    them can continue the object, e.g. a ``{`` the model would not start with) the rest."""
+    import torch
+
+    top = torch.topk(logits, _TOP_K).indices.tolist()
+    yield from top
+    seen = set(top)
+    yield from (t for t in torch.argsort(logits, descending=True).tolist() if t not in seen)
+
+
 def json_object_reply(
     lm: OfflineModel,
     prompt: list[int],
@@ -205,21 +217,15 @@ def json_object_reply(
 ) -> RawReply:
     """One JSON object (``response_format: json_object``), valid by construction.
 
-    Each step takes the model's most likely token, among its top ``_TOP_K``, whose text can
-    continue a JSON object (:class:`JsonObjectPrefix`); the object ends when the model closes
-    it, or is closed with the shortest completion when the token budget would not leave room
-    for it (so the reply may run a few tokens past a tiny ``max_tokens``)."""
-    import torch
-
+    Each step takes the model's most likely token whose text can continue a non-empty JSON
+    object (:class:`JsonObjectPrefix`), searching past the top ``_TOP_K`` only when none of
+    them can; the object ends when the model closes it (``finish_reason`` stop), or is closed
+    with the shortest completion when the token budget would not leave room for it (length;
+    the reply may run a few tokens past a tiny ``max_tokens``)."""
     cap = max_tokens
     decoder = TorchDecoder(lm, prompt)
-    state = JsonObjectPrefix()
-    texts: dict[int, str] = {}
-
-    def text_of(token: int) -> str:
-        if token not in texts:
-            texts[token] = lm.tokenizer.decode([token], skip_special_tokens=True)
-        return texts[token]
+    state = JsonObjectPrefix(nonempty=True)
+    texts: list[str] = decoder.sets["texts"]
 
     def closing_tokens(prefix: JsonObjectPrefix) -> int:
         rest = prefix.closing()
@@ -231,8 +237,8 @@ def json_object_reply(
             finish = "cancelled"
             break
         chosen: tuple[int, JsonObjectPrefix] | None = None
-        for token in torch.topk(decoder.logits, _TOP_K).indices.tolist():
-            text = text_of(token)
+        for token in _by_likelihood(decoder.logits):
+            text = texts[token]
             if not text or token == decoder.eos:
                 continue
             trial = state.copy()

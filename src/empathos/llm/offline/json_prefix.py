@@ -2,7 +2,8 @@
 
 :class:`JsonObjectPrefix` reads characters one at a time and refuses the first one that
 cannot continue a JSON object (RFC 8259, top level an object; whitespace runs capped so a
-small model cannot loop on blank lines). :meth:`JsonObjectPrefix.closing` is the shortest
+small model cannot loop on blank lines; with ``nonempty``, the top-level object may not
+close before its first member). :meth:`JsonObjectPrefix.closing` is the shortest
 text that completes what was read into a valid object. The offline decoder keeps the
 model's best token whose text the prefix accepts, and closes the object when the token
 budget runs out, so the reply always parses (tested on random texts and on the model).
@@ -27,7 +28,8 @@ _ESCAPES = '"\\/bfnrtu'
 class JsonObjectPrefix:
     """The state of a JSON object read so far (a pushdown automaton over characters)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, nonempty: bool = False) -> None:
+        self.nonempty = nonempty  # the top-level object holds at least one member
         self.stack: list[str] = []  # open containers, "{" or "["
         # start | key_or_end | key | colon | value | value_or_end | after | string | number
         # | literal | done
@@ -95,7 +97,7 @@ class JsonObjectPrefix:
             return True
         if state in ("key_or_end", "key"):
             if ch == "}" and state == "key_or_end":
-                return self._close("{")
+                return not self._empty_top() and self._close("{")
             if ch != '"':
                 return False
             self.state, self.in_key = "string", True
@@ -132,6 +134,10 @@ class JsonObjectPrefix:
         else:
             return False
         return True
+
+    def _empty_top(self) -> bool:
+        """Closing now would leave the top-level object empty, which ``nonempty`` refuses."""
+        return self.nonempty and len(self.stack) == 1
 
     def _close(self, opener: str) -> bool:
         if not self.stack or self.stack[-1] != opener:
@@ -175,8 +181,8 @@ class JsonObjectPrefix:
             out += self.literal
             state = "after"
         if state == "start":
-            return out + "{}"
-        if state == "key":
+            return out + ('{"": null}' if self.nonempty else "{}")
+        if state == "key" or (state == "key_or_end" and self._empty_top()):
             out += '"": null'
         elif state == "colon":
             out += ": null"

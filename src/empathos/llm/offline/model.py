@@ -97,15 +97,18 @@ class OfflineModel:
         if not self._special:
             import torch
 
-            quote, digits = [], []
+            quote, digits, texts = [], [], []
+            special = set(self.tokenizer.all_special_ids)
             for token_id in range(len(self.tokenizer)):
                 text = self.tokenizer.decode([token_id])
                 if '"' in text:
                     quote.append(token_id)
                 if text and text.isascii() and text.isdigit():
                     digits.append(token_id)
+                texts.append("" if token_id in special else text)
             self._special["quote"] = torch.tensor(quote, dtype=torch.long)
             self._special["digits"] = torch.tensor(digits, dtype=torch.long)
+            self._special["texts"] = texts  # each token's text ("" for special tokens)
         return self._special
 
     def prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:
