@@ -6,14 +6,13 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("verl", reason="verl is not installed (the empathos[verl] environment)")
 
 from omegaconf import OmegaConf
-
-from empathos.llm.offline import load_offline_model
 
 
 def _prepare(out: Path) -> str:
@@ -43,13 +42,13 @@ def _prepare(out: Path) -> str:
 
 @pytest.mark.slow
 def test_prepared_dataset_loads_with_verls_dataset_and_the_bundled_tokenizer(
-    tmp_path: Path,
+    tmp_path: Path, policy: Any
 ) -> None:
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
     stdout = _prepare(tmp_path / "data")
     assert "train:" in stdout and "val:" in stdout
-    tokenizer = load_offline_model().tokenizer
+    tokenizer = policy.tokenizer
     config = OmegaConf.create(
         {
             "prompt_key": "prompt",
