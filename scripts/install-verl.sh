@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install empathos with the verl extra into ./.venv-verl, exactly as requirements-verl.lock pins it.
-# verl pins its own versions (numpy < 2 among them), so it lives apart from .venv (docs/verl.md).
+# verl 0.9 caps transformers below the main lock's version, so it lives apart from .venv
+# (docs/verl.md, "Install"). The lock holds the CPU build of torch: nothing CUDA is pulled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -8,5 +9,7 @@ if [ ! -x .venv-verl/bin/python ]; then
   "$PY" -m venv .venv-verl
 fi
 pipq() { .venv-verl/bin/python -m pip --quiet --disable-pip-version-check "$@"; }
-pipq install --no-deps -r requirements-verl.lock
+# --no-compile: the 2.4 GB of packages are not byte-compiled up front (half the CPU time);
+# Python compiles the modules it imports, once.
+pipq install --no-deps --no-compile -r requirements-verl.lock
 pipq install --no-deps -e .

@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-verl.sh
 echo "== pytest (verl environment)"
-exec .venv-verl/bin/python -m pytest tests/rl_verl tests/rl/test_rl_token_rewards.py "$@"
+# test_public_api: the adapter's modules import verl, so their __all__ is checked here.
+exec .venv-verl/bin/python -m pytest tests/rl_verl tests/test_public_api.py \
+  -k "not test_all_is_honest or integrations" "$@"

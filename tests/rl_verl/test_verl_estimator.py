@@ -1,4 +1,5 @@
-"""empathos's estimators through verl's own registry and advantage step (verl env only)."""
+"""empathos's estimators found by name in verl's registry, on verl-shaped batches laid out as the
+agent loop lays them out (verl env only)."""
 
 from __future__ import annotations
 
@@ -8,146 +9,164 @@ import torch
 
 pytest.importorskip("verl", reason="verl is not installed (the empathos[verl] environment)")
 
-from verl import DataProto
 from verl.trainer.config import AlgoConfig
-from verl.trainer.ppo import core_algos, ray_trainer
+from verl.trainer.ppo import core_algos
 
-import empathos.integrations.verl  # noqa: F401  (registers)
+from empathos.errors import ConfigError
+from empathos.integrations.verl.layout import PlacedTurn, encode_turns
 from empathos.rl import AdvantageConfig, TurnBatch, compute_advantages
 
-GAP = 4  # user tokens between assistant turns (masked)
-# Rollouts of unequal length; uids: two groups of two and a singleton group.
+GEN = 3  # generation-prompt tokens before each reply (masked; the header is its last two)
+USER = 4  # user-line tokens after each reply but the last (masked)
+# Reply lengths per rollout; rollouts of unequal length; uids: two groups of two, a singleton.
 TURNS = [[5, 3, 4], [2, 6], [4, 4, 4, 1], [3], [2, 2]]
 UIDS = np.array(["g1", "g1", "g2", "g2", "solo"], dtype=object)
+LENGTH = 48
 
 
-def _mask(length: int = 40) -> torch.Tensor:
-    mask = torch.zeros((len(TURNS), length), dtype=torch.long)
-    for b, lengths in enumerate(TURNS):
-        pos = 0
-        for n in lengths:
-            mask[b, pos : pos + n] = 1
-            pos += n + GAP
-    return mask
+def _layout(scores: list[list[float | None]]) -> tuple[torch.Tensor, torch.Tensor, list]:
+    """(token_level_rewards, response_mask, reply spans) of rows laid out by encode_turns."""
+    rows, masks, spans = [], [], []
+    for lengths, row_scores in zip(TURNS, scores, strict=True):
+        mask: list[int] = []
+        placed, row_spans = [], []
+        for k, (n, score) in enumerate(zip(lengths, row_scores, strict=True)):
+            if k:
+                mask += [0] * USER
+            mask += [0] * GEN
+            start = len(mask)
+            mask += [1] * n
+            placed.append(PlacedTurn(start - 2, start, start + n, score))
+            row_spans.append((start, start + n))
+        rm, mask = encode_turns(mask, placed)
+        pad = LENGTH - len(mask)
+        rows.append(rm + [0.0] * pad)
+        masks.append(mask + [0] * pad)
+        spans.append(row_spans)
+    return torch.tensor(rows), torch.tensor(masks), spans
 
 
-def _scores(seed: int = 0) -> list[list[float]]:
+def _scores(seed: int) -> list[list[float | None]]:
     rng = np.random.default_rng(seed)
-    scores = [[float(x) for x in rng.normal(size=len(t))] for t in TURNS]
-    scores[2][1] = float("nan")  # an unscored turn
-    return scores
-
-
-def _expected(name: str, scores: list[list[float]], gamma: float) -> torch.Tensor:
-    """empathos.rl on the same turns, spread over each turn's tokens by a plain loop."""
-    t = max(len(x) for x in TURNS)
-    rewards = torch.full((len(TURNS), t), float("nan"))
-    turn_mask = torch.zeros((len(TURNS), t), dtype=torch.bool)
-    for b, row in enumerate(scores):
-        for k, value in enumerate(row):
-            rewards[b, k] = value
-            turn_mask[b, k] = True
-    batch = TurnBatch(
-        rewards=rewards,
-        valid=turn_mask & torch.isfinite(rewards),
-        turn_mask=turn_mask,
-        uid=torch.tensor([0, 0, 1, 1, 2]),
-    )
-    result = compute_advantages(name, batch, AdvantageConfig(gamma=gamma))
-    out = torch.zeros(_mask().shape)
-    for b, lengths in enumerate(TURNS):
-        pos = 0
-        for k, n in enumerate(lengths):
-            if result.loss_mask[b, k]:
-                out[b, pos : pos + n] = result.advantages[b, k]
-            pos += n + GAP
+    out: list[list[float | None]] = [[float(x) for x in rng.normal(size=len(t))] for t in TURNS]
+    out[2][1] = None  # an unscored turn between scored ones
+    out[1][1] = None  # an unscored last turn
     return out
 
 
-def _token_rewards(scores: list[list[float]]) -> torch.Tensor:
-    mask = _mask()
-    dense = torch.zeros(mask.shape)
-    for b, lengths in enumerate(TURNS):
-        pos = 0
-        for k, n in enumerate(lengths):
-            dense[b, pos + n - 1] = scores[b][k]
-            pos += n + GAP
-    return dense
+def _expected(
+    name: str, scores: list[list[float | None]], gamma: float, uid: list[int] | None = None
+) -> torch.Tensor:
+    """empathos.rl on the same turns, spread over each reply's tokens by a plain loop."""
+    t = max(len(x) for x in TURNS)
+    rewards = torch.full((len(TURNS), t), float("nan"), dtype=torch.float64)
+    turn_mask = torch.zeros((len(TURNS), t), dtype=torch.bool)
+    for b, row in enumerate(scores):
+        for k, value in enumerate(row):
+            turn_mask[b, k] = True
+            if value is not None:
+                rewards[b, k] = value
+    batch = TurnBatch(rewards=rewards, valid=turn_mask & torch.isfinite(rewards),
+                      turn_mask=turn_mask, uid=torch.tensor(uid or [0, 0, 1, 1, 2]))  # fmt: skip
+    result = compute_advantages(name, batch, AdvantageConfig(gamma=gamma))
+    out = torch.zeros((len(TURNS), LENGTH))
+    for b, row_spans in enumerate(_layout(scores)[2]):
+        for k, (start, end) in enumerate(row_spans):
+            if result.loss_mask[b, k]:
+                out[b, start:end] = float(result.advantages[b, k])
+    return out
 
 
 @pytest.mark.parametrize(
     ("verl_name", "ours"),
-    [
-        ("mapo_dialogue", "mapo_dialogue"),
-        ("mapo_turn_only", "turn_only"),
-        ("mapo_batch_only", "batch_only"),
-    ],
-)
+    [("mapo_dialogue", "mapo_dialogue"), ("mapo_turn_only", "turn_only"),
+     ("mapo_batch_only", "batch_only")],
+)  # fmt: skip
 def test_registry_estimator_returns_what_empathos_rl_returns(verl_name: str, ours: str) -> None:
     fn = core_algos.get_adv_estimator_fn(verl_name)
-    scores = _scores()
-    adv, returns = fn(
-        token_level_rewards=_token_rewards(scores),
-        response_mask=_mask(),
-        config=AlgoConfig(gamma=0.85),
-        index=UIDS,
-    )
-    assert adv.shape == returns.shape == _mask().shape
+    scores = _scores(0)
+    rewards, mask, spans = _layout(scores)
+    adv, returns = fn(token_level_rewards=rewards, response_mask=mask,
+                      config=AlgoConfig(gamma=0.85), index=UIDS)  # fmt: skip
+    assert adv.shape == returns.shape == mask.shape
     torch.testing.assert_close(adv, _expected(ours, scores, 0.85), rtol=0, atol=1e-6)
-    assert float(adv[_mask() == 0].abs().sum()) == 0.0  # user tokens get nothing
+    assert float(adv[mask == 0].abs().sum()) == 0.0, "user lines and unscored turns get nothing"
+    start, end = spans[2][1]
+    assert int(mask[2, start:end].sum()) == 0, "the unscored turn's tokens are masked out"
 
 
-def test_verl_gamma_of_one_means_unset_and_mapo_default_applies() -> None:
+def test_a_padding_row_of_verls_v1_trainer_has_no_turns() -> None:
+    fn = core_algos.get_adv_estimator_fn("mapo_dialogue")
+    scores = _scores(3)
+    rewards, mask, _ = _layout(scores)
+    rewards = torch.cat([rewards, torch.zeros((1, LENGTH))])
+    mask = torch.cat([mask, torch.zeros((1, LENGTH), dtype=mask.dtype)])
+    adv, _ = fn(token_level_rewards=rewards, response_mask=mask, config=AlgoConfig(gamma=0.85),
+                index=np.append(UIDS, "g1"))  # fmt: skip
+    torch.testing.assert_close(
+        adv[:-1], _expected("mapo_dialogue", scores, 0.85), rtol=0, atol=1e-6
+    )
+    assert float(adv[-1].abs().sum()) == 0.0
+
+
+def test_an_explicit_gamma_of_one_is_honoured_and_only_a_missing_one_means_mapos() -> None:
     fn = core_algos.get_adv_estimator_fn("mapo_dialogue")
     scores = _scores(1)
-    adv, _ = fn(
-        token_level_rewards=_token_rewards(scores),
-        response_mask=_mask(),
-        config=AlgoConfig(),
-        index=UIDS,
-    )
-    torch.testing.assert_close(adv, _expected("mapo_dialogue", scores, 0.85), rtol=0, atol=1e-6)
-    adv_g, _ = fn(
-        token_level_rewards=_token_rewards(scores),
-        response_mask=_mask(),
-        config=AlgoConfig(gamma=0.5),
-        index=UIDS,
-    )
-    torch.testing.assert_close(adv_g, _expected("mapo_dialogue", scores, 0.5), rtol=0, atol=1e-6)
+    rewards, mask, _ = _layout(scores)
+    uids, groups = np.array(["g"] * 4 + ["solo"], dtype=object), [0, 0, 0, 0, 1]  # gamma matters
+    for config, gamma in ((AlgoConfig(gamma=1.0), 1.0), (AlgoConfig(), 1.0),
+                          ({"gamma": 0.5}, 0.5), (None, 0.85)):  # fmt: skip
+        adv, _ = fn(token_level_rewards=rewards, response_mask=mask, config=config, index=uids)
+        expected = _expected("mapo_dialogue", scores, gamma, groups)
+        torch.testing.assert_close(adv, expected, rtol=0, atol=1e-6)
+    one = _expected("mapo_dialogue", scores, 1.0, groups)
+    assert not torch.allclose(one, _expected("mapo_dialogue", scores, 0.85, groups), atol=1e-3)
 
 
-def test_trainer_step_moves_turn_scores_onto_turn_ends_before_our_estimator() -> None:
-    """verl's compute_advantage on a batch as its agent loop builds it: one scalar score on
-    the last response token, the interaction's turn scores in non_tensor_batch."""
-    scores = _scores(2)
-    mask = _mask()
-    scalar = torch.zeros(mask.shape)
+def test_rows_without_the_agent_loops_layout_fail_loudly_saying_what_to_configure() -> None:
+    fn = core_algos.get_adv_estimator_fn("mapo_dialogue")
+    _, mask, _ = _layout(_scores(2))
+    scalar = torch.zeros(mask.shape)  # what verl's tool agent loop gives: one score, last token
     last = mask.shape[1] - 1 - torch.argmax(mask.flip(1), dim=1)
-    scalar[torch.arange(len(TURNS)), last] = 7.0  # whatever verl's reward loop logged
-    turn_scores = np.empty(len(TURNS), dtype=object)
-    turn_scores[:] = scores
-    data = DataProto.from_dict(
-        tensors={
-            "token_level_scores": scalar,
-            "token_level_rewards": scalar.clone(),
-            "response_mask": mask,
-        },
-        non_tensors={"uid": UIDS, "turn_scores": turn_scores},
+    scalar[torch.arange(mask.shape[0]), last] = 1.0
+    with pytest.raises(ConfigError, match="agent_name 'empathos_dialogue'"):
+        fn(token_level_rewards=scalar, response_mask=mask, config=AlgoConfig(), index=UIDS)
+    rewards, mask, _ = _layout(_scores(2))
+    rewards[0, -1] = 0.5  # a reward on a masked token that is no header
+    with pytest.raises(ConfigError, match="no empathos turn header"):
+        fn(token_level_rewards=rewards, response_mask=mask, config=AlgoConfig(), index=UIDS)
+
+
+def test_the_layouts_headers_sum_to_zero_and_keep_every_value_finite() -> None:
+    scores = _scores(4)
+    rewards, mask, spans = _layout(scores)
+    assert torch.isfinite(rewards).all()
+    totals = [sum(s for s in row if s is not None) for row in scores]
+    torch.testing.assert_close(rewards.sum(dim=1), torch.tensor(totals, dtype=torch.float32))
+    for b, row in enumerate(scores):
+        for (start, end), score in zip(spans[b], row, strict=True):
+            assert rewards[b, start - 2 : start].tolist() == ([1.0, -1.0] if score is not None
+                                                               else [2.0, -2.0])  # fmt: skip
+            assert bool(mask[b, start:end].all()) == (score is not None)
+
+
+def test_a_fresh_verl_process_finds_our_estimators_and_agent_loop_through_the_plugin() -> None:
+    """verl loads empathos's ``verl.plugins`` entry point on ``import verl``: nothing imports
+    empathos in the process, as in verl's trainer and agent loop workers."""
+    import subprocess
+    import sys
+
+    code = (
+        "import verl\n"
+        "from verl.trainer.ppo import core_algos\n"
+        "from verl.experimental.agent_loop.agent_loop import _agent_loop_registry as reg\n"
+        "names = ('mapo_dialogue', 'mapo_turn_only', 'mapo_batch_only')\n"
+        "print([core_algos.get_adv_estimator_fn(n).__name__ for n in names])\n"
+        "print(reg['empathos_dialogue']['_target_'])\n"
     )
-    out = ray_trainer.compute_advantage(
-        data, adv_estimator="mapo_dialogue", config=AlgoConfig(gamma=0.85)
-    )
-    torch.testing.assert_close(
-        out.batch["advantages"], _expected("mapo_dialogue", scores, 0.85), rtol=0, atol=1e-6
-    )
-    # verl's own estimators see its batch unchanged
-    data2 = DataProto.from_dict(
-        tensors={
-            "token_level_scores": scalar,
-            "token_level_rewards": scalar.clone(),
-            "response_mask": mask,
-        },
-        non_tensors={"uid": UIDS, "turn_scores": turn_scores},
-    )
-    ray_trainer.compute_advantage(data2, adv_estimator="grpo", config=AlgoConfig())
-    assert torch.equal(data2.batch["token_level_rewards"], scalar)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert lines[-2] == str(["empathos_mapo_dialogue", "empathos_turn_only", "empathos_batch_only"])
+    assert lines[-1] == "empathos.integrations.verl.agent_loop.EmpathyAgentLoop"

@@ -1,23 +1,18 @@
-"""MAPO at cluster scale through verl (the ``empathos[verl]`` extra, its own environment).
+"""MAPO at cluster scale through verl 0.9 (the ``empathos[verl]`` extra, its own environment).
 
-Importing this package registers ``mapo_dialogue``, ``mapo_turn_only`` and
-``mapo_batch_only`` in verl's advantage-estimator registry and installs the per-turn reward
-hook (:mod:`.hook`). The parts:
+The parts (see docs/verl.md):
 
-- :mod:`.estimator`: the estimators in verl's registry (numbers from :mod:`empathos.rl`);
-- :mod:`.interaction`: the EMPA sandbox as a verl ``BaseInteraction``;
-- :mod:`.hook`: turn scores onto the last token of each turn before the estimator runs;
-- :mod:`.dataset`: the dataset class whose import brings all this into verl's trainer;
-- :mod:`.prepare`: scenarios to verl's parquet dataset (``empathos verl prepare``);
-- :mod:`.reward_fn`: the per-sample score verl's reward loop logs.
+- :mod:`.plugin`: verl's plugin entry point; registers the estimators and the agent loop in
+  every verl process;
+- :mod:`.estimator`: ``mapo_dialogue`` (and the ablations) in verl's estimator registry, the
+  numbers from :mod:`empathos.rl`;
+- :mod:`.agent_loop`: the EMPA sandbox as verl's agent loop ``empathos_dialogue``;
+- :mod:`.layout`: how a dialogue's per-turn rewards travel in verl's per-token tensors;
+- :mod:`.settings`: the ``empathos:`` section of the trainer config (roles, sandbox);
+- :mod:`.prepare`: scenarios to verl's parquet dataset (``empathos verl prepare``).
 
-Nothing else in empathos imports verl. See docs/verl.md.
+Importing this package imports nothing of verl (``empathos verl prepare`` needs only
+pyarrow); nothing else in empathos imports verl.
 """
 
-from empathos.integrations.verl import hook
-from empathos.integrations.verl.estimator import DEFAULT_NAMES, register_estimators
-
-__all__ = ["DEFAULT_NAMES", "register_estimators"]
-
-register_estimators()
-hook.install(DEFAULT_NAMES.values())
+__all__: list[str] = []

@@ -1,18 +1,21 @@
-"""MAPO's estimators in verl's advantage-estimator registry.
+"""MAPO's estimators in verl's advantage-estimator registry (``register_adv_est``).
 
-``register_estimators()`` (run when :mod:`empathos.integrations.verl` is imported) adds
-``mapo_dialogue``, ``mapo_turn_only`` and ``mapo_batch_only`` to
-``verl.trainer.ppo.core_algos``'s registry, so ``algorithm.adv_estimator=mapo_dialogue``
-selects them. Each takes what verl passes (``token_level_rewards``, ``response_mask``,
-``index`` = the rollout group uid, ``config`` = the algorithm config) and returns
-``(advantages, returns)`` of shape (B, L): every token of assistant turn k gets turn k's
-advantage (and return); user tokens and unscored turns get 0. The numbers come from
-:func:`empathos.rl.compute_advantages`, the same code the simulation and `empathos train` use.
+:func:`register_estimators` (run by the verl plugin, :mod:`.plugin`) adds ``mapo_dialogue``,
+``mapo_turn_only`` and ``mapo_batch_only`` to ``verl.trainer.ppo.core_algos``'s registry, so
+``algorithm.adv_estimator=mapo_dialogue`` selects them. Each takes what verl's
+``compute_advantage`` passes (``token_level_rewards``, ``response_mask``, ``index`` = the
+rollout group uid, ``config`` = the algorithm config), reads the turns the empathos agent loop
+laid out (:mod:`.layout`: each scored turn's reward is the sum of its tokens' rewards, the
+judge's score plus every token's in-reward KL penalty), computes the advantages with
+:func:`empathos.rl.compute_advantages` (the code the simulation and ``empathos train`` use)
+and returns ``(advantages, returns)`` of shape (B, L): every token of a scored turn gets its
+turn's value; masked tokens (user lines, templates, unscored turns) get 0.
 
-``gamma`` is read from verl's ``algorithm.gamma`` when it is set below 1 (verl's default 1.0
-means "not set": MAPO's 0.85 is used); ``alpha`` is fixed per registered name (verl's
-algorithm config has no field for it): register another with ``register_estimators(alpha=...,
-names={"mapo_dialogue": "my_name"})`` in your launch module.
+``gamma`` is verl's ``algorithm.gamma`` as given (1.0 included; verl's default is 1.0, so set
+0.85 for the MAPO paper's setting, as ``examples/verl`` does); only a config without a gamma
+(a direct call) means MAPO's 0.85. ``alpha`` is fixed per registered name (verl's algorithm
+config has no field for it): register another with ``register_estimators(alpha=...,
+names={"mapo_dialogue": "my_name"})`` in a module your verl processes import.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from typing import Any
 import torch
 from verl.trainer.ppo import core_algos
 
-from empathos.rl import AdvantageConfig, broadcast_from_response_mask, compute_advantages
-from empathos.rl.token_rewards import turn_batch_from_tokens
+from empathos.integrations.verl.layout import decode_turns
+from empathos.rl import AdvantageConfig, broadcast_from_spans, compute_advantages
 
 __all__ = ["DEFAULT_NAMES", "make_estimator", "register_estimators"]
 
@@ -39,12 +42,11 @@ VerlEstimator = Callable[..., tuple[torch.Tensor, torch.Tensor]]
 
 
 def _gamma(config: Any) -> float:
+    """verl's ``algorithm.gamma`` as given; MAPO's 0.85 only when there is none."""
     value = None if config is None else getattr(config, "gamma", None)
     if value is None and isinstance(config, Mapping):
         value = config.get("gamma")
-    if value is None or float(value) >= 1.0:
-        return _MAPO_GAMMA
-    return float(value)
+    return _MAPO_GAMMA if value is None else float(value)
 
 
 def make_estimator(estimator: str, alpha: float = 0.5) -> VerlEstimator:
@@ -57,17 +59,18 @@ def make_estimator(estimator: str, alpha: float = 0.5) -> VerlEstimator:
         index: Any = None,
         **_: Any,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        batch, _ends = turn_batch_from_tokens(token_level_rewards, response_mask, index)
+        turns = decode_turns(token_level_rewards, response_mask, index)
         cfg = AdvantageConfig(alpha=alpha, gamma=_gamma(config))
-        result = compute_advantages(estimator, batch, cfg)
-        advantages, _mask = broadcast_from_response_mask(
-            result.advantages, result.loss_mask, response_mask
-        )
-        returns, _mask = broadcast_from_response_mask(
-            result.returns, result.loss_mask, response_mask
-        )
-        dtype = token_level_rewards.dtype
-        return advantages.to(dtype), returns.to(dtype)
+        result = compute_advantages(estimator, turns.batch, cfg)
+        length = int(response_mask.shape[1])
+        on = response_mask.to(token_level_rewards.dtype)
+        out = []
+        for values in (result.advantages, result.returns):
+            tokens, _mask = broadcast_from_spans(
+                values, result.loss_mask, turns.spans, turns.batch.turn_mask, length
+            )
+            out.append(tokens.to(token_level_rewards.dtype) * on)
+        return out[0], out[1]
 
     compute.__name__ = f"empathos_{estimator}"
     return compute

@@ -5,11 +5,11 @@ One row per scenario, in the parquet layout verl's ``RLHFDataset`` reads:
 - ``prompt``: the chat verl's rollout starts from: the model under test's system prompt (in
   the scenario's language) and turn 1's user line, the persona's chat topic;
 - ``data_source`` ``"empathos"``, ``ability`` ``"empathic_support"``, ``reward_model``
-  ``{"style": "interaction", "ground_truth": ""}`` (the reward comes from the interaction);
-- ``agent_name`` ``"tool_agent"``: verl's multi-turn agent loop, which calls the interaction;
-- ``extra_info``: ``index``, ``split``, ``scenario_id`` and ``interaction_kwargs``
-  (``name`` of the interaction, ``scenario_id``) that verl passes to
-  :meth:`EmpathyInteraction.start_interaction`.
+  ``{"style": "agent_loop", "ground_truth": ""}`` (the judge scores each turn in the loop);
+- ``agent_name`` ``"empathos_dialogue"``: the agent loop verl runs for the row
+  (:mod:`empathos.integrations.verl.agent_loop`);
+- ``extra_info``: ``index``, ``split``, ``scenario_id`` (which the agent loop plays) and
+  ``language``.
 
 The split is by scenario (a scenario is in train or in validation, never both), seeded.
 """
@@ -26,9 +26,9 @@ from empathos.errors import ConfigError, MissingExtraError
 from empathos.prompts import model_under_test_prompt
 from empathos.scenarios import Scenario
 
-__all__ = ["INTERACTION_NAME", "PreparedSplit", "prepare_rows", "split_scenarios", "write_dataset"]
+__all__ = ["AGENT_NAME", "PreparedSplit", "prepare_rows", "split_scenarios", "write_dataset"]
 
-INTERACTION_NAME = "empathos"
+AGENT_NAME = "empathos_dialogue"  # the agent loop's registered name (agent_loop.AGENT_NAME)
 
 
 @dataclass(frozen=True)
@@ -70,16 +70,15 @@ def prepare_rows(
         rows.append(
             {
                 "data_source": "empathos",
-                "agent_name": "tool_agent",
+                "agent_name": AGENT_NAME,
                 "prompt": chat,
                 "ability": "empathic_support",
-                "reward_model": {"style": "interaction", "ground_truth": ""},
+                "reward_model": {"style": "agent_loop", "ground_truth": ""},
                 "extra_info": {
                     "index": i,
                     "split": split,
                     "scenario_id": scenario.id,
                     "language": language,
-                    "interaction_kwargs": {"name": INTERACTION_NAME, "scenario_id": scenario.id},
                 },
             }
         )

@@ -1,0 +1,131 @@
+"""verl's V1 advantage step on real rollouts of the empathos agent loop, and one PPO step on a
+CPU (verl env).
+
+The numbers are checked against :mod:`empathos.rl` computed from what the agent loop did not
+write: each reply's tokens as verl's server generated them, each turn's reward from the same
+replies played through EmpathyEnv, the in-reward KL from :mod:`empathos.rl.kl`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("verl", reason="verl is not installed (the empathos[verl] environment)")
+
+from v1_path import advantage_batch, data_metrics
+from verl_setup import Dialogue, Rollouts, read_dialogues
+
+from empathos.rl import AdvantageConfig, TurnBatch, compute_advantages
+from empathos.rl.kl import kl_in_reward, token_kl, turn_kl_from_spans
+
+pytestmark = pytest.mark.slow
+BETA = 0.05
+
+
+def _expected(
+    dialogues: list[Dialogue], uids: list[str], length: int, kl: tuple[Any, Any] | None
+) -> torch.Tensor:
+    t = max(len(d.spans) for d in dialogues)
+    rewards = torch.full((len(dialogues), t), math.nan, dtype=torch.float64)
+    turn_mask = torch.zeros(rewards.shape, dtype=torch.bool)
+    spans = torch.zeros((len(dialogues), t, 2), dtype=torch.int64)
+    for b, d in enumerate(dialogues):
+        for k, (reward, span) in enumerate(zip(d.rewards, d.spans, strict=True)):
+            rewards[b, k], turn_mask[b, k], spans[b, k] = reward, True, torch.tensor(span)
+    if kl is not None:
+        turn_kl = turn_kl_from_spans(token_kl(kl[0], kl[1]), spans, turn_mask)
+        rewards = kl_in_reward(rewards, turn_kl, coef=BETA)
+    groups = torch.tensor([sorted(set(uids)).index(u) for u in uids])
+    batch = TurnBatch(rewards, turn_mask & torch.isfinite(rewards), turn_mask, groups)
+    result = compute_advantages("mapo_dialogue", batch, AdvantageConfig(gamma=0.85))
+    out = torch.zeros((len(dialogues), length))
+    for b, d in enumerate(dialogues):
+        for k, (start, end) in enumerate(d.spans):
+            if result.loss_mask[b, k]:
+                out[b, start:end] = float(result.advantages[b, k])
+    return out
+
+
+@pytest.mark.parametrize("with_kl", [False, True], ids=["no-kl", "kl-in-reward"])
+def test_verls_advantage_step_gives_empathos_rl_numbers_and_finite_metrics(
+    rollouts: Rollouts, policy: Any, with_kl: bool
+) -> None:
+    dialogues = read_dialogues(rollouts, policy.tokenizer)
+    uids = [str(k["uid"]) for k in rollouts.kwargs]
+    length = max(len(o.response_ids) for o in rollouts.outputs)
+    kl = None
+    if with_kl:  # log-probs that differ on every token, unscored turns' tokens included
+        gen = torch.Generator().manual_seed(7)
+        old = torch.randn((len(uids), length), generator=gen) * 0.3 - 2.0
+        kl = (old, old - torch.rand((len(uids), length), generator=gen))
+    data = advantage_batch(rollouts.outputs, rollouts.kwargs, kl=None if kl is None
+                           else (kl[0], kl[1], BETA))  # fmt: skip
+    expected = _expected(dialogues, uids, length, kl)
+    torch.testing.assert_close(data.batch["advantages"], expected, rtol=0, atol=1e-5)
+    assert float(expected.abs().sum()) > 0
+    metrics = data_metrics(rollouts.outputs, rollouts.kwargs, data)
+    assert all(np.isfinite(float(v)) for v in metrics.values()), metrics
+    totals = [o.reward_score for o in rollouts.outputs]
+    assert metrics["critic/score/mean"] == pytest.approx(float(np.mean(totals)), abs=1e-5)
+    if with_kl:
+        assert metrics["critic/rewards/mean"] < metrics["critic/score/mean"], "KL was charged"
+
+
+def _response_logprobs(model: Any, outputs: list[Any], length: int) -> torch.Tensor:
+    """(B, length) log-probabilities of each response token under ``model`` (0 past the end)."""
+    rows = []
+    for output in outputs:
+        prompt, response = list(output.prompt_ids), list(output.response_ids)
+        ids = torch.tensor([prompt + response])
+        logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1].float()
+        logp = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(response)[:, None])[:, 0]
+        rows.append(torch.nn.functional.pad(logp, (0, length - len(response))))
+    return torch.stack(rows)
+
+
+def test_one_ppo_step_on_the_cpu_with_our_agent_loop_and_estimator(
+    rollouts: Rollouts, policy: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example's actor settings (clip 0.2 / 0.28, dual clip 10, token-mean, lr 1e-6,
+    weight decay 0.1, grad clip 1.0) with verl's policy loss on the agent loop's rollouts; the
+    old log-probs are the rollout's own (verl's bypass mode), one forward and backward pass."""
+    import copy
+
+    from verl.trainer.ppo.core_algos import get_policy_loss_fn
+    from verl.utils.config import omega_conf_to_dataclass
+
+    actor = omega_conf_to_dataclass(rollouts.config.actor_rollout_ref.actor)
+    model = copy.deepcopy(policy.model).train()
+    model.requires_grad_(True)
+    length = max(len(o.response_ids) for o in rollouts.outputs)
+    data = advantage_batch(rollouts.outputs, rollouts.kwargs)
+    mask = data.batch["response_mask"].bool()
+    old = torch.stack([torch.nn.functional.pad(torch.tensor(o.response_logprobs),
+                                               (0, length - len(o.response_ids)))
+                       for o in rollouts.outputs])  # fmt: skip
+    loss_fn = get_policy_loss_fn(actor.policy_loss.loss_mode)
+    optim = torch.optim.AdamW(model.parameters(), lr=actor.optim.lr,
+                              weight_decay=actor.optim.weight_decay)  # fmt: skip
+    before = model.lm_head.weight.detach().clone()
+    new = _response_logprobs(model, rollouts.outputs, length)
+    pg_loss, metrics = loss_fn(old_log_prob=old, log_prob=new, advantages=data.batch["advantages"],
+                               response_mask=mask, loss_agg_mode=actor.loss_agg_mode,
+                               config=actor)  # fmt: skip
+    pg_loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), actor.grad_clip)
+    optim.step()
+    metrics |= {"actor/pg_loss": pg_loss.item(), "actor/grad_norm": grad_norm.item()}
+    metrics |= data_metrics(rollouts.outputs, rollouts.kwargs, data)
+    assert all(math.isfinite(float(v)) for v in metrics.values()), metrics
+    assert metrics["actor/grad_norm"] > 0
+    assert not torch.equal(before, model.lm_head.weight.detach()), "the step moved the policy"
+    keys = ("critic/score/mean", "critic/advantages/max", "critic/advantages/min",
+            "actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/grad_norm",
+            "response_length/mean")  # fmt: skip
+    with capsys.disabled():
+        print("\nCPU PPO step:", {k: round(float(metrics[k]), 6) for k in keys})
