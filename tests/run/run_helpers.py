@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from run_handlers import GATE_ENV
 
 from empathos.llm.testing import served as serve_subprocess
 
@@ -48,11 +49,17 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return {**env, "COLUMNS": "200", **(extra or {})}
 
 
-def spawn(*args: str | Path, cwd: Path, stdout: int, stderr: int) -> subprocess.Popen[str]:
+def spawn(
+    *args: str | Path,
+    cwd: Path,
+    stdout: int,
+    stderr: int,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[str]:
     """Start the ``empathos`` CLI in a subprocess (for tests that signal or stop it)."""
     command = [sys.executable, "-m", "empathos", *map(str, args)]
     return subprocess.Popen(
-        command, cwd=cwd, env=cli_env(), stdout=stdout, stderr=stderr, text=True
+        command, cwd=cwd, env=cli_env(env), stdout=stdout, stderr=stderr, text=True
     )
 
 
@@ -126,6 +133,15 @@ def slow_config(tmp_path: Path, trials: int = 1) -> Path:
         concurrency=1,
         trials=trials,
     )
+
+
+def gate(tmp_path: Path) -> dict[str, str]:
+    """Close the gate of ``run_handlers.slow`` (cases after the first two run slowly while
+    it is closed) and return the environment that points a run at it; remove the file
+    (``(tmp_path / "gate").unlink()``) to open it."""
+    path = tmp_path / "gate"
+    path.touch()
+    return {GATE_ENV: str(path)}
 
 
 def wait_for(

@@ -6,7 +6,16 @@ import signal
 import subprocess
 from pathlib import Path
 
-from run_helpers import SLOW_CASES, empathos, index_rows, manifest, slow_config, spawn, wait_for
+from run_helpers import (
+    SLOW_CASES,
+    empathos,
+    gate,
+    index_rows,
+    manifest,
+    slow_config,
+    spawn,
+    wait_for,
+)
 
 from empathos.records import read_record
 
@@ -15,7 +24,8 @@ def test_ctrl_c_then_the_same_command_resumes(tmp_path: Path) -> None:
     config = slow_config(tmp_path)
     out = tmp_path / "out"
     args = ["run", "--config", str(config), "--out", str(out)]
-    proc = spawn(*args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = spawn(*args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 env=gate(tmp_path))  # fmt: skip
     try:
         wait_for(lambda: bool(list((out / "records").glob("*.json"))), proc)
         proc.send_signal(signal.SIGINT)

@@ -9,7 +9,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from run_helpers import SLOW_CASES, empathos, index_rows, manifest, slow_config, spawn, wait_for
+from run_helpers import (
+    SLOW_CASES,
+    empathos,
+    gate,
+    index_rows,
+    manifest,
+    slow_config,
+    spawn,
+    wait_for,
+)
 
 from empathos.errors import ConfigError
 from empathos.run.lock import RunLock
@@ -47,7 +56,8 @@ def test_a_run_killed_with_sigkill_is_taken_over_and_shown_interrupted(tmp_path:
     config = slow_config(tmp_path)
     out = tmp_path / "out"
     args = ["run", "--config", str(config), "--out", str(out)]
-    proc = spawn(*args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = spawn(*args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                 env=gate(tmp_path))  # fmt: skip
     try:
         wait_for(lambda: len(_records(out)) >= 2, proc)
         proc.send_signal(signal.SIGKILL)
@@ -72,7 +82,8 @@ def test_sigterm_stops_the_run_like_ctrl_c_and_counts_what_it_finished(tmp_path:
     config = slow_config(tmp_path)
     out = tmp_path / "out"
     args = ["run", "--config", str(config), "--out", str(out)]
-    proc = spawn(*args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = spawn(*args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 env=gate(tmp_path))  # fmt: skip
     try:
         wait_for(lambda: len(_records(out)) >= 2, proc)
         proc.send_signal(signal.SIGTERM)
@@ -96,7 +107,8 @@ def test_ctrl_c_counts_the_dialogues_the_session_finished(tmp_path: Path) -> Non
     config = slow_config(tmp_path)
     out = tmp_path / "out"
     args = ["run", "--config", str(config), "--out", str(out)]
-    proc = spawn(*args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = spawn(*args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 env=gate(tmp_path))  # fmt: skip
     try:
         wait_for(lambda: len(_records(out)) >= 2, proc)
         proc.send_signal(signal.SIGINT)
