@@ -33,6 +33,9 @@ echo "== layers and sizes"
 .venv/bin/python scripts/layers.py --check  # docs/architecture.md's picture is current
 .venv/bin/python scripts/sizes.py           # no function over 60 lines, no module over 450
 echo "== pytest"
-.venv/bin/python -m pytest "$@"
+# Two workers (pytest-xdist): the suite is CPU-bound and single-threaded per test (torch runs
+# one intra-op thread), so CI's two cores run it in about half the time. Work stealing evens
+# out the few long tests. Pass -n 0 to run in one process.
+.venv/bin/python -m pytest -n "${EMPATHOS_TEST_WORKERS:-2}" --dist worksteal "$@"
 # The verl adapter's tests run against verl's real code in its own environment (docs/verl.md).
 bash scripts/test-verl.sh
