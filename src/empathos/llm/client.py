@@ -44,6 +44,7 @@ from empathos.llm.types import (
     ToolSpec,
     as_messages,
     json_schema_of,
+    lean_schema,
 )
 
 __all__ = ["SAMPLING_KEYS", "Backend", "ModelClient", "concurrency_limit"]
@@ -91,6 +92,12 @@ class Backend(Protocol):
 def _instruction_for(schema: type[BaseModel], with_schema: bool) -> str:
     """The schema instruction of a reply class, rendered once (its JSON schema is ~8 KB)."""
     return schema_instruction(json_schema_of(schema), with_schema=with_schema)
+
+
+@functools.cache
+def _wire_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a reply class as sent (:func:`lean_schema`), built once."""
+    return lean_schema(json_schema_of(schema))
 
 
 class _Call:
@@ -161,12 +168,13 @@ class ModelClient:
         self, messages: Sequence[MessageLike], schema: type[T], **overrides: float | int
     ) -> StructuredResult[T]:
         """A reply validated against ``schema`` (repair, then re-ask, then ModelOutputError)."""
-        json_schema = json_schema_of(schema)
-        # compact prompts show the JSON shape themselves; the schema still goes with the request
-        full = self.config.resolved_prompt_style() == "full"
-        instruction = _instruction_for(schema, full)
-        msgs = with_instruction(as_messages(messages), instruction)
+        json_schema = _wire_schema(schema)
         opts = self.config.structured
+        msgs = as_messages(messages)
+        if opts.json_schema == "off":  # else the schema goes with the request (or, if the
+            # endpoint refuses it, into the prompt: the backend's fallback)
+            full = self.config.resolved_prompt_style() == "full"
+            msgs = with_instruction(msgs, _instruction_for(schema, full))
         request = self._request(
             msgs,
             overrides,

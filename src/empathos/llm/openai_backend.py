@@ -55,6 +55,7 @@ from empathos.llm.retry import (
     classify_status,
     classify_transport_error,
 )
+from empathos.llm.structured import schema_instruction, with_instruction
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
 
 __all__ = ["OpenAIBackend", "split_query"]
@@ -316,22 +317,18 @@ class OpenAIBackend:
         return text.replace(self._secret, "***") if self._secret else text
 
     def _kwargs(self, request: ChatRequest, fmt: str) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            **request.params,
-        }
-        if request.stop:
-            kwargs["stop"] = list(request.stop)
+        """The request body. The messages come last, after what stays the same from call to
+        call (tools, response format, sampling), so that two calls of a role share the
+        longest prefix a prefix cache can serve. A response schema that is not sent (the
+        endpoint took JSON mode or nothing) goes into the system message instead."""
+        kwargs: dict[str, Any] = {"model": request.model}
+        messages = request.messages
         if request.tools:
             kwargs["tools"] = [
                 {
                     "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
+                    "function": {"name": t.name, "parameters": t.parameters}
+                    | ({"description": t.description} if t.description else {}),
                 }
                 for t in request.tools
             ]
@@ -349,6 +346,12 @@ class OpenAIBackend:
             request.json_mode and fmt in ("json_schema", "json_object")  # no schema to send
         ):
             kwargs["response_format"] = {"type": "json_object"}
+        if not request.tools and request.response_schema is not None and fmt != "json_schema":
+            messages = with_instruction(messages, schema_instruction(request.response_schema))
+        kwargs.update(request.params)
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
+        kwargs["messages"] = [{"role": m.role, "content": m.content} for m in messages]
         return kwargs
 
     def _structured(self, request: ChatRequest) -> bool:

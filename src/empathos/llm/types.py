@@ -31,6 +31,7 @@ __all__ = [
     "ToolSpec",
     "as_messages",
     "json_schema_of",
+    "lean_schema",
 ]
 
 T = TypeVar("T", bound=BaseModel)
@@ -85,9 +86,44 @@ def json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
 
 
+_NAMED = ("properties", "$defs", "definitions", "patternProperties")
+
+
+def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` as sent on the wire: without titles, descriptions and defaults (the prompts
+    say what each field means; titles only repeat the names; a default is filled in when the
+    reply is validated) and without properties that have a constant value and a default (a
+    tool's ``action``: its name says it). The shape, types, enums, bounds and required
+    fields are unchanged, so a reply valid for one is valid for the other."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("title", "description", "default"):
+                continue
+            if key in _NAMED and isinstance(value, dict):
+                out[key] = {
+                    name: walk(sub)
+                    for name, sub in value.items()
+                    if not (isinstance(sub, dict) and "const" in sub and "default" in sub)
+                }
+            else:
+                out[key] = walk(value)
+        return out
+
+    result: dict[str, Any] = walk(schema)
+    return result
+
+
 @functools.cache
 def _tool_def(name: str, description: str, arguments: type[BaseModel]) -> ToolDef:
-    return ToolDef(name=name, description=description, parameters=json_schema_of(arguments))
+    return ToolDef(
+        name=name, description=description, parameters=lean_schema(json_schema_of(arguments))
+    )
 
 
 class ChatRequest(BaseModel):
