@@ -120,7 +120,11 @@ class _Call:
         rec.latency_s = time.perf_counter() - self.t0
         rec.attempts = self.stats.attempts
         rec.retries = self.stats.retries
-        if config.price_input_per_1k is not None or config.price_output_per_1k is not None:
+        if config.price is not None:
+            rec.cost_usd = config.price.cost(
+                rec.input_tokens, rec.cached_input_tokens, rec.output_tokens
+            )
+        elif config.price_input_per_1k is not None or config.price_output_per_1k is not None:
             rec.cost_usd = rec.input_tokens / 1000.0 * (
                 config.price_input_per_1k or 0.0
             ) + rec.output_tokens / 1000.0 * (config.price_output_per_1k or 0.0)
@@ -267,6 +271,7 @@ class ModelClient:
                 reply = await self.backend.complete(request)
             call.record.input_tokens += reply.input_tokens
             call.record.output_tokens += reply.output_tokens
+            call.record.cached_input_tokens += reply.cached_tokens
             return reply
 
         return await run_with_retries(once, self.config.retry, call.stats)

@@ -397,6 +397,24 @@ class OpenAIBackend:
             return _reply(body)
 
 
+def _cached_tokens(usage: Any) -> int:
+    """Prompt tokens served from the server's prefix cache, as its usage reports them:
+    ``prompt_tokens_details.cached_tokens`` (OpenAI, vLLM, SGLang, Gemini and Anthropic's
+    OpenAI-compatible APIs), ``prompt_cache_hit_tokens`` (DeepSeek) or
+    ``cache_read_input_tokens`` (Anthropic's own usage shape); 0 when none is reported."""
+    if not isinstance(usage, dict):
+        return 0
+    details = usage.get("prompt_tokens_details")
+    found = details.get("cached_tokens") if isinstance(details, dict) else None
+    for key in ("prompt_cache_hit_tokens", "cache_read_input_tokens"):
+        if found is None:
+            found = usage.get(key)
+    try:
+        return max(0, int(found or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
 def _reply(body: Any) -> RawReply:
     """The RawReply of a chat.completion JSON body; a body of another shape is transient."""
     try:
@@ -416,6 +434,7 @@ def _reply(body: Any) -> RawReply:
             tool_calls=calls,
             input_tokens=int(usage.get("prompt_tokens") or 0),
             output_tokens=int(usage.get("completion_tokens") or 0),
+            cached_tokens=_cached_tokens(usage),
             finish_reason=choice.get("finish_reason"),
         )
     except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:

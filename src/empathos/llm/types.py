@@ -169,6 +169,12 @@ class RawReply(BaseModel):
     tool_calls: list[RawToolCall] = Field(default_factory=list, description="Tool calls made.")
     input_tokens: int = Field(0, ge=0, description="Prompt tokens counted by the backend.")
     output_tokens: int = Field(0, ge=0, description="Completion tokens counted by the backend.")
+    cached_tokens: int = Field(
+        0,
+        ge=0,
+        description="Prompt tokens the server served from its prefix cache, as its usage "
+        "reported them (0: none reported).",
+    )
     finish_reason: str | None = Field(None, description="Why generation stopped.")
     flags: list[str] = Field(
         default_factory=list,
@@ -193,6 +199,13 @@ class CallRecord(BaseModel):
     latency_s: float = Field(0.0, ge=0.0, description="Wall time of the whole call, seconds.")
     input_tokens: int = Field(0, ge=0, description="Prompt tokens over all attempts.")
     output_tokens: int = Field(0, ge=0, description="Completion tokens over all attempts.")
+    cached_input_tokens: int = Field(
+        0,
+        ge=0,
+        description="Of the prompt tokens, those the server served from its prefix cache, over "
+        "all attempts (as reported: usage.prompt_tokens_details.cached_tokens or its "
+        "equivalents).",
+    )
     attempts: int = Field(0, ge=0, description="HTTP/backend attempts made, retries included.")
     retries: int = Field(0, ge=0, description="Attempts that failed and were retried.")
     reasks: int = Field(0, ge=0, description="Re-asks after invalid output.")

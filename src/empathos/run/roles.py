@@ -11,12 +11,12 @@ from collections.abc import Mapping
 
 from empathos.errors import ConfigError
 from empathos.llm import ModelClient, ResponseCache, build_model
-from empathos.llm.roles import load_handler
+from empathos.llm.roles import RoleEndpoint, load_handler
 from empathos.llm.scripted import Handler
 from empathos.run.config import REQUIRED_ROLES, RunConfig
 from empathos.sandbox.config import Roles
 
-__all__ = ["CLIENT_ROLE", "build_roles", "check_api_keys", "check_handlers"]
+__all__ = ["CLIENT_ROLE", "build_roles", "check_api_keys", "check_handlers", "priced"]
 
 # Config role name -> the role name recorded with each call.
 CLIENT_ROLE = {
@@ -36,6 +36,16 @@ def _handler(config: RunConfig, name: str) -> Handler | None:
     return load_handler(endpoint.handler, name)
 
 
+def priced(config: RunConfig, name: str) -> RoleEndpoint:
+    """The role's endpoint with its model's price from the run's price table (a price of the
+    endpoint's own wins)."""
+    endpoint = config.role(name)
+    price = config.prices.get(endpoint.model)
+    if price is None or endpoint.price is not None:
+        return endpoint
+    return endpoint.model_copy(update={"price": price})
+
+
 def check_handlers(config: RunConfig) -> None:
     """Import every configured handler now, so a bad one fails before anything is written."""
     for name in CLIENT_ROLE:
@@ -51,7 +61,7 @@ def build_roles(config: RunConfig, cache: ResponseCache | None) -> tuple[Roles, 
         if name == "director" and config.director_mode == "rules":
             continue
         handler = _handler(config, name)
-        clients[name] = build_model(config.role(name), role, cache, handler=handler)
+        clients[name] = build_model(priced(config, name), role, cache, handler=handler)
     roles = Roles(
         user=clients["user"],
         judge=clients["judge"],

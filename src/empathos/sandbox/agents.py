@@ -114,6 +114,7 @@ def call_record(
         turn=turn,
         latency_s=rec.latency_s,
         prompt_tokens=rec.input_tokens,
+        cached_prompt_tokens=rec.cached_input_tokens,
         completion_tokens=rec.output_tokens,
         retries=rec.retries,
         cost_usd=rec.cost_usd,
