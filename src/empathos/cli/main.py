@@ -7,7 +7,19 @@ import sys
 import typer
 
 from empathos import __version__
-from empathos.cli import distill, report, rl, run, scenarios, score, serve, train, validate, verl
+from empathos.cli import (
+    distill,
+    rejudge,
+    report,
+    rl,
+    run,
+    scenarios,
+    score,
+    serve,
+    train,
+    validate,
+    verl,
+)
 from empathos.errors import EmpathosError
 
 __all__ = ["app", "main", "version_cmd"]
@@ -26,6 +38,7 @@ run.register(app)
 serve.register(app)
 train.register(app)
 validate.register(app)
+rejudge.register(app)
 app.add_typer(scenarios.app, name="scenarios")
 app.add_typer(rl.app, name="rl")
 app.add_typer(verl.app, name="verl")
