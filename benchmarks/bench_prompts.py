@@ -7,8 +7,10 @@ scenarios), ``--turns 12`` by default.
 One deterministic loopback server (:class:`empathos.llm.loopback.CachingServer`) serves every
 role of ``empathos run``'s real path (config -> model clients over HTTP -> sandbox -> runner):
 each user and model line is one fixed sentence of about 60 characters, each judge form the
-first valid instance of its JSON schema, the director one tool call (by default the one the
-issue measured: release stage 1, 2, 3, 4 at turns 1, 3, 5, 7, then ``continue``). Dialogues
+first valid instance of its JSON schema, the director one tool call (by default the first
+tool with the first allowed values, as a scripted director answers: the setting that gives
+the issue's 408,550 bytes within 1% on the code before it; ``--director reveal`` releases
+stages 1, 2, 3, 4 at turns 1, 3, 5, 7, then continues). Dialogues
 run one at a time, every one exactly ``--turns`` turns, and the server counts the bytes of
 every request body. Printed per role and in all, per dialogue:
 
@@ -42,12 +44,25 @@ SAMPLE_CASES = ("script_003", "script_010")
 # The issue's table (per dialogue, the two sample cases, 12 turns).
 RELEASE = {"bytes": 523_269, "reuse": 0.50, "uncached": 262_000}
 BEFORE = {"bytes": 408_550, "reuse": 0.32, "uncached": 278_000}
-TARGET_BYTES = 261_000
+# This script on the code before issue 28 (commit 54f9c93), per director setting.
+BEFORE_HERE = {
+    "first": {"bytes": 411_252, "reuse": 0.50, "uncached": 205_170},
+    "reveal": {"bytes": 424_811, "reuse": 0.48, "uncached": 222_642},
+}
 TARGET_REUSE = 0.80
 
 
-def director_tool(tools: list[dict[str, Any]], n: int) -> tuple[str, str]:
-    """Release stages 1..4 at the director's calls 1, 3, 5, 7; otherwise continue."""
+def first_tool(tools: list[dict[str, Any]], n: int) -> tuple[str, str]:
+    """The issue's setting: the first tool with the first allowed values, every turn (what a
+    scripted director answers: release stage 1)."""
+    from empathos.llm.offline.constrained import FirstChoiceDecoder, build_tool_call
+
+    pairs = [(t["function"]["name"], t["function"]["parameters"]) for t in tools]
+    return build_tool_call(pairs, FirstChoiceDecoder())
+
+
+def reveal_tool(tools: list[dict[str, Any]], n: int) -> tuple[str, str]:
+    """A busier director: release stages 1..4 at its calls 1, 3, 5, 7; otherwise continue."""
     names = {t["function"]["name"] for t in tools}
     if n % 2 == 0 and n // 2 < 4 and "reveal_story_stage" in names:
         args = {
@@ -93,13 +108,16 @@ def run_one(url: str, scenarios: str, case: str, turns: int, out: Path) -> None:
         raise SystemExit(f"{case}: the dialogue ended as an error: {outcome.rows}")
 
 
-def measure(cases: list[str], scenarios: str, turns: int) -> dict[str, dict[str, float]]:
+def measure(
+    cases: list[str], scenarios: str, turns: int, director: str = "first"
+) -> dict[str, dict[str, float]]:
     """Bytes per role, summed over the dialogues, and the number of dialogues."""
     from empathos.llm.loopback import CachingServer
 
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     lines = {"bench-user": USER_LINE, "bench-model_under_test": MODEL_LINE}
-    server = CachingServer(lines, tool=director_tool, text="ok")
+    tool = first_tool if director == "first" else reveal_tool
+    server = CachingServer(lines, tool=tool, text="scripted")
     with server, tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases):
             server.reset()
@@ -116,7 +134,8 @@ def measure(cases: list[str], scenarios: str, turns: int) -> dict[str, dict[str,
     return totals
 
 
-def report(totals: dict[str, dict[str, float]], *, compare: bool) -> None:
+def report(totals: dict[str, dict[str, float]], *, compare: str | None) -> None:
+    """The table per role; with ``compare`` (the director setting), the comparison."""
     n = totals["all"]["dialogues"]
     print(f"per dialogue ({n:.0f} dialogue(s)):")
     head = ("role", "requests", "request bytes", "prefix reuse", "uncached")
@@ -130,25 +149,32 @@ def report(totals: dict[str, dict[str, float]], *, compare: bool) -> None:
             f"{role:18} {t['requests'] / n:9.1f} {t['bytes'] / n:14,.0f} {reuse:13.2f} "
             f"{(t['bytes'] - t['cached']) / n:10,.0f}"
         )
-    t = totals["all"]
-    size, reuse = t["bytes"] / n, t["cached"] / t["bytes"]
-    uncached = (t["bytes"] - t["cached"]) / n
-    if not compare:
+    if compare is None:
         return
+    t = totals["all"]
+    now = {
+        "bytes": t["bytes"] / n,
+        "reuse": t["cached"] / t["bytes"],
+        "uncached": (t["bytes"] - t["cached"]) / n,
+    }
+    here = BEFORE_HERE[compare]
     print()
-    print(f"{'per dialogue':22} {'release':>10} {'before #28':>11} {'now':>10}")
-    print(
-        f"{'request bytes':22} {RELEASE['bytes']:10,} {BEFORE['bytes']:11,} {size:10,.0f}"
-        f"   {size / RELEASE['bytes']:.2f}x the release's (target <= 0.50x, {TARGET_BYTES:,})"
-    )
-    print(
-        f"{'prefix reuse':22} {RELEASE['reuse']:10.2f} {BEFORE['reuse']:11.2f} {reuse:10.2f}"
-        f"   (target >= {TARGET_REUSE:.2f})"
-    )
-    print(
-        f"{'uncached bytes':22} {RELEASE['uncached']:10,} {BEFORE['uncached']:11,} "
-        f"{uncached:10,.0f}   {uncached / RELEASE['uncached']:.2f}x the release's"
-    )
+    print(f"{'per dialogue':16} {'release*':>9} {'before*':>9} {'before**':>9} {'now':>9}")
+    for key, name, fmt in (
+        ("bytes", "request bytes", "{:9,.0f}"),
+        ("reuse", "prefix reuse", "{:9.2f}"),
+        ("uncached", "uncached bytes", "{:9,.0f}"),
+    ):
+        cells = " ".join(fmt.format(x) for x in (RELEASE[key], BEFORE[key], here[key], now[key]))
+        note = ""
+        if key == "bytes":
+            note = f"   {now[key] / RELEASE[key]:.2f}x the release's (target <= 0.50x)"
+        elif key == "reuse":
+            note = f"   (target >= {TARGET_REUSE:.2f})"
+        else:
+            note = f"   {now[key] / RELEASE[key]:.2f}x the release's"
+        print(f"{name:16} {cells}{note}")
+    print("*: the issue's table; **: this script on the code before issue 28 (54f9c93)")
 
 
 def main() -> None:
@@ -158,6 +184,13 @@ def main() -> None:
         "--builtin", action="store_true", help="The bundled scenarios instead of the sample."
     )
     parser.add_argument("--cases", help="Comma-separated case ids (default: the issue's).")
+    parser.add_argument(
+        "--director",
+        choices=("first", "reveal"),
+        default="first",
+        help="first: the first tool every turn (the issue's setting); reveal: stages 1-4 at "
+        "turns 1, 3, 5, 7, then continue.",
+    )
     args = parser.parse_args()
     if args.builtin:
         from empathos.scenarios import load_builtin
@@ -172,9 +205,13 @@ def main() -> None:
     if args.cases:
         ids = [x.strip() for x in args.cases.split(",") if x.strip()]
     where = "the bundled scenarios" if args.builtin else "the published sample"
-    print(f"{len(ids)} case(s) of {where}, {args.turns} turns each, one dialogue at a time")
-    totals = measure(ids, scenarios, args.turns)
-    report(totals, compare=not args.builtin and ids == list(SAMPLE_CASES))
+    print(
+        f"{len(ids)} case(s) of {where}, {args.turns} turns each, one dialogue at a time, "
+        f"director: {args.director}"
+    )
+    totals = measure(ids, scenarios, args.turns, args.director)
+    issue_setting = not args.builtin and ids == list(SAMPLE_CASES) and args.turns == 12
+    report(totals, compare=args.director if issue_setting else None)
 
 
 if __name__ == "__main__":
