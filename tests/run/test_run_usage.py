@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from run_helpers import empathos, manifest, write_config
+from typer.testing import CliRunner
 
+from empathos.cli.main import app
 from empathos.llm.loopback import BYTES_PER_TOKEN, CachingServer
 from empathos.records import read_record
 
@@ -100,14 +102,15 @@ def test_score_json_and_the_report_show_the_usage(
 ) -> None:
     out, _ = priced_run
     usage = manifest(out)["usage"]
-    score = empathos("score", out, "--format", "json", cwd=tmp_path)
-    assert score.returncode == 0, score.stderr
+    runner = CliRunner()  # in this process: a subprocess costs seconds of start-up
+    score = runner.invoke(app, ["score", str(out), "--format", "json"])
+    assert score.exit_code == 0, score.output
     (row,) = json.loads(score.stdout)
     assert row["extra"]["usage"]["total"] == usage["total"]
     assert row["extra"]["usage"]["roles"] == usage["roles"]
-    report = empathos("report", out, "--out", tmp_path / "report", "--no-figures", cwd=tmp_path)
-    assert report.returncode == 0, report.stderr
-    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    report = runner.invoke(app, ["report", str(out), "--out", str(tmp_path / "r"), "--no-figures"])
+    assert report.exit_code == 0, report.output
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
     section = page.split('id="sec-usage"', 1)[1].split("</section>", 1)[0]
     assert "of them cached" in section
     judge = usage["roles"]["judge"]
