@@ -171,6 +171,9 @@ def prepare_rejudge(
     if base is None:
         raise ConfigError("is not a run directory (no manifest.json)", file=source, field="RUN")
     judge = judge or base.config.role("judge")
+    price = base.config.prices.get(judge.model)
+    if price is not None and judge.price is None:  # the run's price table prices it too
+        judge = judge.model_copy(update={"price": price})
     handler = load_handler(judge.handler, "judge") if judge.handler else None
     loaded, unreadable = load_records([source / "records"])
     originals = {_key(x).id: x for x in loaded}
