@@ -14,7 +14,7 @@ pytest.importorskip("inspect_ai", reason="needs the inspect extra: pip install '
 from empa_server import RoleServer, model_name
 from inspect_ai import eval as inspect_eval
 from inspect_ai._util.error import PrerequisiteError
-from inspect_ai.model import ModelOutput
+from inspect_ai.model import ModelOutput, ModelUsage
 from typer.testing import CliRunner
 
 from empathos.cli.main import app
@@ -59,6 +59,16 @@ def test_outputs_become_our_replies() -> None:
     [tool] = call.tool_calls
     assert tool.name == "observe" and json.loads(tool.arguments) == arguments
     assert call.finish_reason == "tool_calls"
+
+
+def test_prefix_cache_hits_in_inspects_usage_are_our_cached_prompt_tokens() -> None:
+    output = ModelOutput.from_content("m", "hello")
+    output.usage = ModelUsage(
+        input_tokens=10, output_tokens=2, total_tokens=47,
+        input_tokens_cache_read=30, input_tokens_cache_write=5,
+    )  # fmt: skip
+    reply = raw_reply(output)
+    assert (reply.input_tokens, reply.cached_tokens, reply.output_tokens) == (45, 30, 2)
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from empathos.llm import (
     ToolSpec,
     build_model,
     fault,
+    lean_schema,
     record_of,
     rules,
 )
@@ -76,8 +77,22 @@ async def test_structured_asks_with_the_schema(make_config: Any) -> None:
     model = ModelClient(backend, make_config(), role="judge")
     await model.structured(USER, Rating)
     request = backend.requests[0]
-    assert request.response_schema == Rating.model_json_schema()
-    assert "JSON schema" in request.messages[0].content  # the instruction is in the prompt
+    # the schema goes with the request, lean (shape, enums and required fields, no titles or
+    # descriptions), and not into the prompt as well: the messages are the caller's
+    assert request.response_schema == {
+        "properties": {"level": {"enum": [-1, 0, 1, 2], "type": "integer"},
+                       "reason": {"type": "string"}},
+        "required": ["level", "reason"],
+        "type": "object",
+    }  # fmt: skip
+    assert request.response_schema == lean_schema(Rating.model_json_schema())
+    assert [m.content for m in request.messages] == ["hello"]
+    # an endpoint that is sent no schema gets it in the prompt
+    backend = ScriptedBackend(rules((lambda r: True, '{"level": 0, "reason": "x"}')))
+    off = ModelClient(backend, make_config(json_schema="off"), role="judge")
+    await off.structured(USER, Rating)
+    request = backend.requests[0]
+    assert request.response_schema is None and "JSON schema" in request.messages[0].content
 
 
 async def test_malformed_json_is_repaired(make_config: Any) -> None:

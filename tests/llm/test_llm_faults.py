@@ -17,7 +17,7 @@ from empathos.errors import (
     ModelRateLimitError,
     ModelTransientError,
 )
-from empathos.llm import ResponseCache, ToolSpec, build_model, record_of
+from empathos.llm import ResponseCache, ToolSpec, build_model, lean_schema, record_of
 from empathos.llm.testing import FaultServer, Step
 
 USER = [{"role": "user", "content": "hello"}]
@@ -171,7 +171,7 @@ async def test_schema_violating_json_is_reasked_then_typed(
     assert record is not None and record.reasks == 1 and not record.cache_hit
     first = fault_server.requests[0]["response_format"]
     assert first["type"] == "json_schema"
-    assert first["json_schema"]["schema"] == Verdict.model_json_schema()
+    assert first["json_schema"]["schema"] == lean_schema(Verdict.model_json_schema())
     # a good answer afterwards is cached and served from the cache the next time
     fault_server.script(Step.ok('{"label": "yes"}'))
     assert (await model.structured(USER, Verdict)).value.label == "yes"
@@ -199,6 +199,9 @@ async def test_schema_rejected_falls_back_to_json_mode(
     assert (await model.structured(USER, Verdict)).value.label == "no"
     formats = [r.get("response_format", {}).get("type") for r in fault_server.requests]
     assert formats == ["json_schema", "json_object", "json_object"]  # remembered
+    # the schema the endpoint refused is then in the prompt (and only then)
+    in_prompt = ["JSON schema" in r["messages"][0]["content"] for r in fault_server.requests]
+    assert in_prompt == [False, True, True]
     await model.aclose()
 
 
@@ -209,7 +212,10 @@ async def test_tool_call_over_http(fault_server: FaultServer, make_config: Any) 
     assert result.call.arguments == Ask(question="why?")
     sent = fault_server.requests[0]
     assert sent["tool_choice"] == "required"
-    assert sent["tools"][0]["function"]["parameters"] == Ask.model_json_schema()
+    assert sent["tools"][0]["function"]["parameters"] == lean_schema(Ask.model_json_schema())
+    # what changes from call to call (the messages) comes last in the body, for prefix caches
+    keys = list(sent)
+    assert keys[-1] == "messages" and keys.index("tools") < keys.index("messages")
     await model.aclose()
 
 

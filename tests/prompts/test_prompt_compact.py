@@ -18,7 +18,6 @@ from empathos.prompts import (
     load_template,
     model_under_test_prompt,
     render,
-    user_messages,
     user_prompt,
 )
 from empathos.prompts.render import templates_dir
@@ -37,7 +36,7 @@ def test_every_role_has_a_compact_template(role: str, language: str) -> None:
     full = load_template(role, language)
     assert full.style == "full" and full.id != tpl.id
     assert len(tpl.body) < len(full.body)  # compact means shorter
-    found = set(string.Template(tpl.body).get_identifiers())
+    found = {x for part in (tpl.body, tpl.turn) for x in string.Template(part).get_identifiers()}
     assert found == set(tpl.slots)
     out = render(role, language, style="compact", **{s: f"<{s}>" for s in tpl.slots})
     assert (out.id, out.version) == (tpl.id, tpl.version)
@@ -58,12 +57,13 @@ def test_compact_builders_keep_what_each_role_may_see(language: str) -> None:
         style="compact",
     )  # fmt: skip
     assert p.id == f"user.compact.{language}"
-    assert scenario.persona.identity.name in p.text and stages[0].content in p.text
+    assert scenario.persona.identity.name in p.system and stages[0].content in p.tail
     assert all(s.content not in p.text for s in stages[1:])  # unreleased stages never leak
-    assert "hold back" in p.text and "first line" not in p.text  # the chat goes as messages
-    msgs = user_messages(p, history)
+    assert "hold back" in p.tail and "first line" not in p.system  # the chat goes as messages
+    msgs = p.messages()
     assert [m["role"] for m in msgs] == ["system", "assistant", "user"]
-    assert [m["content"] for m in msgs[1:]] == ["first line", "a reply"]
+    # the person's own lines as the assistant's; what is on its mind now after the last line
+    assert [m["content"] for m in msgs[1:]] == ["first line", f"a reply\n\n{p.tail}"]
     full = user_prompt(scenario, released_stages=[1], newest_stage=1, history=history)
     assert len(p.text) < len(full.text) / 2
 
@@ -71,8 +71,8 @@ def test_compact_builders_keep_what_each_role_may_see(language: str) -> None:
         scenario, state="PACKET", released_stages=[1], turn=2, min_turns=3, max_turns=5,
         style="compact",
     )  # fmt: skip
-    assert d.id == f"director.compact.{language}" and stages[1].title in d.text
-    assert "PACKET" not in d.text
+    assert d.id == f"director.compact.{language}" and stages[1].title in d.system
+    assert "PACKET" not in d.text and "2" in d.tail
     # the judge keeps its output schema in both styles
     iedr = judge_iedr_prompt(scenario, style="compact")
     assert form_skeleton(IEDRForm) in iedr.text and iedr.id == f"judge_iedr.compact.{language}"

@@ -96,18 +96,18 @@ def test_user_sees_itself_as_me(by_language: dict[str, Scenario]) -> None:
 
 def test_user_memories_only_released(by_language: dict[str, Scenario]) -> None:
     s = by_language["en"]
-    text = user_prompt(s, memories=["adolescence"], newest_memory="adolescence").text
-    assert s.persona.experience.adolescence in text
-    assert "just came back to you" in text
+    prompt = user_prompt(s, memories=["adolescence"], newest_memory="adolescence")
+    assert s.persona.experience.adolescence in prompt.text
+    assert "has just come back to you" in prompt.tail
     with pytest.raises(ValueError, match="period"):
         user_prompt(s, memories=["infancy"])
     with pytest.raises(ValueError, match="out of range"):
         user_prompt(s, released_stages=[5])
 
 
-def test_director_sees_everything_with_status(by_language: dict[str, Scenario]) -> None:
+def test_director_sees_everything(by_language: dict[str, Scenario]) -> None:
     s = by_language["en"]
-    text = director_prompt(
+    prompt = director_prompt(
         s,
         state="S",
         released_stages=[1, 2],
@@ -116,41 +116,80 @@ def test_director_sees_everything_with_status(by_language: dict[str, Scenario]) 
         turn=5,
         min_turns=12,
         max_turns=45,
-    ).text
-    for stage in s.story.stages:
-        assert stage.content in text
-    assert text.count("[released]") == 3 and text.count("[not yet released]") == 5
-    assert s.story.outcome in text and s.story.interlude in text
+    )
+    for stage in s.story.stages:  # the whole story, fixed through the dialogue
+        assert stage.content in prompt.system
+    exp = s.persona.experience
+    for memory in (exp.childhood, exp.adolescence, exp.young_adulthood, exp.current_situation):
+        assert memory in prompt.system
+    assert s.story.outcome in prompt.system and s.story.interlude in prompt.system
+    # what is released is this turn's news
+    assert "Released so far: stages 1, 2; memories: Childhood" in prompt.tail
+    assert "# Turn 5" in prompt.tail and prompt.tail.endswith("S")
+    assert "[1] person: FIRST-USER-LINE" in prompt.chat[0][1]
 
 
-def test_judge_mdep_separates_window_from_history(by_language: dict[str, Scenario]) -> None:
+def test_judge_mdep_names_the_window_without_repeating_it(
+    by_language: dict[str, Scenario],
+) -> None:
     s = by_language["en"]
-    text = judge_mdep_prompt(s, history=HISTORY, window=HISTORY[2:], k=2).text
-    history_part, window_part = text.split("# The window to rate", 1)
-    assert "FIRST-MODEL-LINE" in history_part
-    assert "FIRST-MODEL-LINE" not in window_part.split("# Indicators", 1)[0]
-    assert "SECOND-MODEL-LINE" in window_part
-    assert condensed_profile(s, "en") in text
-    assert "last 2 turn(s)" in text
+    prompt = judge_mdep_prompt(s, history=HISTORY, window=HISTORY[2:], k=1)
+    ((role, log),) = prompt.chat
+    assert role == "user" and "supporter: FIRST-MODEL-LINE" in log and "SECOND-MODEL-LINE" in log
+    assert prompt.tail == "# The window to rate\nThe supporter's reply in turn 2."
+    assert prompt.text.count("SECOND-MODEL-LINE") == 1  # the window is not repeated
+    assert condensed_profile(s, "en") in prompt.system
+    both = judge_mdep_prompt(s, history=HISTORY, window=HISTORY, k=2)
+    assert "replies in turns 1 to 2 (the last 2 turns)" in both.tail
+    # a window that is not the end of the history is shown as text
+    apart = judge_mdep_prompt(s, history=HISTORY[:2], window=HISTORY[2:], k=1)
+    assert "SECOND-MODEL-LINE" in apart.tail and "last 1 turn(s)" in apart.tail
 
 
-def test_published_card_is_used_verbatim(empa_sample: Path) -> None:
+def test_published_card_is_rendered_from_its_fields(empa_sample: Path) -> None:
     s = load_scenarios(empa_sample).scenarios[0]
     assert s.raw_persona_prompt is not None
-    text = user_prompt(s, released_stages=[1], newest_stage=1).text
-    exp = s.persona.experience
+    prompt = user_prompt(s, released_stages=[1], newest_stage=1)
+    text = prompt.text
+    p, exp = s.persona, s.persona.experience
+    # every fact the card's fields hold, but for the memories
+    for fact in (
+        p.identity.name,
+        p.traits.outer,
+        p.traits.inner,
+        p.needs.vent,
+        p.trigger,
+        p.needs.hoped_for,
+        p.needs.sensitivities,
+        exp.growth_arc,
+        p.topic,
+    ):
+        assert fact.strip() in prompt.system
     past = [exp.childhood, exp.adolescence, exp.young_adulthood, exp.current_situation]
     past = [m.strip() for m in past if m.strip()]
-    card = s.raw_persona_prompt.strip()
-    assert past and all(m in card for m in past)  # the card tells the persona's past
-    for m in past:  # verbatim, but for the memories, held back until the director reveals one
-        card = card.replace(m, fragments("zh")["memory.held_back"])
-    assert card in text
-    assert not [m for m in past if m in text]
+    assert past and not [m for m in past if m in text]  # held back until the director
+    assert s.raw_persona_prompt.strip() not in text  # its acting rules are the template's
     for hidden in _hidden_texts(s, {1}):
         assert hidden not in text
     profile = condensed_profile(s, "zh")
     assert s.persona.identity.name in profile and s.persona.experience.growth_arc in profile
+
+
+def test_a_published_card_parsed_short_is_used_verbatim(empa_sample: Path) -> None:
+    """A field the parse could not find would be lost from the rendered card: the card is
+    then sent verbatim, its memories still held back."""
+    s = load_scenarios(empa_sample).scenarios[0]
+    short = s.model_copy(update={"persona": s.persona.model_copy(update={"trigger": ""})})
+    assert s.raw_persona_prompt is not None
+    text = user_prompt(short, released_stages=[1], newest_stage=1).text
+    exp = s.persona.experience
+    past = [exp.childhood, exp.adolescence, exp.young_adulthood, exp.current_situation]
+    past = [m.strip() for m in past if m.strip()]
+    card = s.raw_persona_prompt.strip()
+    for m in past:
+        card = card.replace(m, fragments("zh")["memory.held_back"])
+    assert card in text and not [m for m in past if m in text]
+    assert s.raw_persona_prompt.strip() not in user_prompt(s).text  # parsed whole: rendered
 
 
 def test_model_under_test_modes(tmp_path: Path) -> None:

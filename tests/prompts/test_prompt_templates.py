@@ -26,7 +26,9 @@ def test_template_files_are_consistent(role: str, language: str) -> None:
     assert tpl.role == role and tpl.language == language
     assert tpl.version
     found = {
-        m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(tpl.body)
+        m.group("named") or m.group("braced")
+        for part in (tpl.body, tpl.turn)
+        for m in string.Template.pattern.finditer(part)
     } - {None}
     assert found == set(tpl.slots)
 

@@ -15,6 +15,7 @@ from empathos.errors import RecordError
 from empathos.records import (
     SCHEMA_VERSION,
     DialogueRecord,
+    ModelCallRecord,
     detect_format,
     load_records,
     read_record,
@@ -216,10 +217,25 @@ def test_version_1_record_still_reads_and_new_fields_default(tmp_path: Path) -> 
     rec = record_from_data(make_published([GOOD, GOOD]), file=tmp_path / "x.json")
     data = rec.model_copy(update={"source": "empathos"}).model_dump(mode="json")
     data["schema_version"] = 1
-    for key in ("error", "score_warning"):
+    for key in ("error", "score_warning", "rejudged"):
         del data[key]
     for turn in data["turns"]:
         del turn["finish_reason"], turn["empty_reply"]
     back = read_record(_write(tmp_path / "v1.json", data))
     assert back.schema_version == 1 and back.error is None and back.score_warning is None
     assert all(not t.empty_reply and t.finish_reason is None for t in back.turns)
+
+
+def test_version_2_record_still_reads_and_version_3_fields_default(tmp_path: Path) -> None:
+    """A record written before version 3 (no cached prompt tokens, no rejudged mark) loads."""
+    rec = record_from_data(make_published([GOOD, GOOD]), file=tmp_path / "x.json")
+    call = ModelCallRecord(role="judge", prompt_tokens=120, cached_prompt_tokens=100)
+    data = rec.model_copy(update={"source": "empathos", "model_calls": [call]}).model_dump(
+        mode="json"
+    )
+    assert data["schema_version"] == 3 and data["model_calls"][0]["cached_prompt_tokens"] == 100
+    data["schema_version"] = 2
+    del data["rejudged"], data["model_calls"][0]["cached_prompt_tokens"]
+    back = read_record(_write(tmp_path / "v2.json", data))
+    assert back.schema_version == 2 and back.rejudged is None
+    assert back.model_calls[0].cached_prompt_tokens is None

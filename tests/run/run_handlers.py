@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from pathlib import Path
@@ -63,4 +64,48 @@ def judge_needs_no_reply_mark(request: ChatRequest) -> Reply:
     text = "\n".join(m.content for m in request.messages)
     if request.schema_name == "MDEPForm" and EMPTY_REPLY_TEXT["en"] not in text:
         raise fault("fatal", "the judge was not shown the empty reply")
+    return auto_reply(request)
+
+
+def _levels(text: str, choices: tuple[int, ...], n: int) -> list[int]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [choices[b % len(choices)] for b in digest[:n]]
+
+
+def judge_by_prompt(request: ChatRequest) -> Reply:
+    """A judge whose levels follow its whole prompt (a hash of every message): the same prompt
+    always gets the same ratings, and a prompt that differs in anything gets others."""
+    text = "\n".join(m.content for m in request.messages)
+    if request.schema_name == "MDEPForm":
+        prog = _levels("prog" + text, (0, 1, 2), 3)
+        neg = _levels("neg" + text, (0, 0, -1, -2), 3)
+        return {
+            f"{axis}.{kind}": {"level": lv, "evidence": "e", "reasoning": "by prompt"}
+            for axis, p, n in zip("CAP", prog, neg, strict=True)
+            for kind, lv in (("Prog", p), ("Neg", n))
+        }
+    if request.schema_name == "IEDRForm":
+        keys = ("C.1", "C.2", "C.3", "A.1", "A.2", "A.3", "P.1", "P.2", "P.3")
+        levels = _levels("iedr" + text, (1, 2, 3), 9)
+        pairs = zip(keys, levels, strict=True)
+        return {k: {"level": lv, "evidence": "e", "reasoning": "r"} for k, lv in pairs}
+    return auto_reply(request)
+
+
+def judge_deep(request: ChatRequest) -> Reply:
+    """A judge of known behaviour: every reply deep progress on every axis, no harm (v_t =
+    (+3, +3, +3) each evaluation), and every IEDR indicator at level 2."""
+    if request.schema_name == "MDEPForm":
+        return {
+            f"{axis}.{kind}": {
+                "level": 2 if kind == "Prog" else 0,
+                "evidence": "e",
+                "reasoning": "r",
+            }
+            for axis in "CAP"
+            for kind in ("Prog", "Neg")
+        }
+    if request.schema_name == "IEDRForm":
+        keys = ("C.1", "C.2", "C.3", "A.1", "A.2", "A.3", "P.1", "P.2", "P.3")
+        return {k: {"level": 2, "evidence": "e", "reasoning": "r"} for k in keys}
     return auto_reply(request)

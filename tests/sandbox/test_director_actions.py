@@ -9,6 +9,7 @@ import pytest
 
 from empathos.llm import RawReply, RawToolCall
 from empathos.llm.structured import OutputInvalid, validate_tool_call
+from empathos.prompts import LANGUAGES, load_template
 from empathos.sandbox.actions import (
     DIRECTOR_SPECS,
     DIRECTOR_TOOLS,
@@ -38,9 +39,14 @@ def test_director_tools_are_the_seven_actions() -> None:
     for spec in DIRECTOR_SPECS:
         assert spec.arguments is DIRECTOR_TOOLS[spec.name]
         wire = spec.to_def()
-        assert wire.name == spec.name and wire.description
+        # lean on the wire: the director's prompt says when to use each tool, in its language
+        assert wire.name == spec.name and not wire.description
+        assert "action" not in wire.parameters["properties"]  # the tool's name says it
+        assert "title" not in json.dumps(wire.parameters)
         props = wire.parameters["properties"]
         assert set(wire.parameters.get("required", [])) <= set(props)
+        for language in LANGUAGES:
+            assert f"- {spec.name}" in load_template("director", language).body
     stage = next(s for s in DIRECTOR_SPECS if s.name == "reveal_story_stage").to_def()
     assert stage.parameters["required"] == ["stage", "reason", "guidance"]
 

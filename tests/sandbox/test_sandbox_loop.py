@@ -21,7 +21,6 @@ from sandbox_helpers import (
     ZERO,
     Script,
     scenario,
-    section,
 )
 from typer.testing import CliRunner
 
@@ -141,14 +140,13 @@ async def test_judge_sees_exactly_its_window_with_k_2() -> None:
     rec = await run_dialogue(scenario(), script.roles(), cfg)
     assert [e.turn for e in rec.evaluations] == [2, 4, 5]  # every K, and at max_turns
     mdep = [r.messages[-1].content for r in script.calls("judge")]
-    windows = {2: (1, 2), 4: (3, 4), 5: (5, 5)}
-    for text, (turn, (lo, hi)) in zip(mdep, windows.items(), strict=True):
-        window = section(text, "# The window to rate", "# Indicators")
-        history = section(text, "# The whole conversation so far", "# The window to rate")
+    windows = {2: "replies in turns 1 to 2", 4: "replies in turns 3 to 4", 5: "reply in turn 5"}
+    for text, (turn, named) in zip(mdep, windows.items(), strict=True):
+        history, window = text.split("# The window to rate", 1)
+        assert named in window  # named by its turns: its text is the end of the history
         for t in rec.turns:
-            inside = lo <= t.index <= hi
-            assert (t.assistant in window) == inside, (turn, t.index)
-            assert (t.assistant in history) == (t.index <= turn)
+            assert (t.assistant in history) == (t.index <= turn), (turn, t.index)
+            assert t.assistant not in window
     assert rec.evaluations[0].state.P == (-5.0, -6.0, -6.0)  # one C.Prog 1 per window
     # the director still acts every turn, evaluations or not
     assert [a.turn for a in rec.director] == [1, 2, 3, 4]
@@ -249,7 +247,8 @@ async def test_failing_director_falls_back_to_rules() -> None:
     assert [a.action for a in rec.director if a.action == "reveal_story_stage"] == [
         "reveal_story_stage"
     ] and rec.director[1].turn == 2
-    user_prompt = script.calls("user")[-1].messages[0].content  # turn 4 sees stage 1 only
+    last = script.calls("user")[-1].messages  # turn 4 sees stage 1 only
+    user_prompt = "\n".join(m.content for m in last)
     stages = scenario().story.stages
     assert stages[0].content in user_prompt and stages[1].content not in user_prompt
 
@@ -306,13 +305,20 @@ async def test_memories_reach_the_user_only_once_revealed() -> None:
         assert not any(hidden in t for t in texts)
 
 
-async def test_published_layout_card_is_used_verbatim() -> None:
+async def test_published_layout_card_is_rendered_from_its_fields() -> None:
     card = "VERBATIM-CARD: you are someone who writes short messages."
-    sc = scenario().model_copy(update={"raw_persona_prompt": card})
-    script = Script()
-    await run_dialogue(sc, script.roles(), SandboxConfig(min_turns=2, max_turns=2))
-    text = script.calls("user")[0].messages[-1].content
-    assert card in text and sc.persona.traits.inner not in text
+    base = scenario()
+    whole = base.persona.model_copy(
+        update={"experience": base.persona.experience.model_copy(update={"vision": "V."})}
+    )
+    systems = []
+    for persona in (whole, base.persona):  # every field parsed; one field missing (vision)
+        sc = base.model_copy(update={"raw_persona_prompt": card, "persona": persona})
+        script = Script()
+        await run_dialogue(sc, script.roles(), SandboxConfig(min_turns=2, max_turns=2))
+        systems.append(script.calls("user")[0].messages[0].content)
+    assert card not in systems[0] and base.persona.traits.inner in systems[0]
+    assert card in systems[1]  # the card is then sent verbatim: nothing it says is lost
 
 
 async def test_chinese_scenario_uses_chinese_prompts() -> None:

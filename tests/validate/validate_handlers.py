@@ -29,10 +29,10 @@ def _prompt(request: ChatRequest) -> str:
 
 
 def _reply(text: str) -> str:
-    """The rated reply: the last supporter line of the window (MDEP) or the reply block."""
+    """The rated reply: the last supporter line (MDEP: the window is the end of the
+    conversation, named by its turns) or the reply block."""
     if "# The window to rate" in text:
-        window = text.split("# The window to rate", 1)[1].split("# Indicators", 1)[0]
-        lines = [ln for ln in window.splitlines() if ln.startswith("supporter")]
+        lines = [ln for ln in text.splitlines() if ln.startswith("supporter")]
         return lines[-1] if lines else ""
     if "The reply to rate" in text:
         return text.split("The reply to rate", 1)[1].split("Give one overall rating", 1)[0]

@@ -10,6 +10,7 @@ from empathos import __version__
 from empathos.cli import (
     distill,
     import_inspect,
+    rejudge,
     report,
     rl,
     run,
@@ -39,6 +40,7 @@ serve.register(app)
 train.register(app)
 validate.register(app)
 import_inspect.register(app)
+rejudge.register(app)
 app.add_typer(scenarios.app, name="scenarios")
 app.add_typer(rl.app, name="rl")
 app.add_typer(verl.app, name="verl")

@@ -121,8 +121,8 @@ def _failed(prepared: PreparedRun, outcome: RunOutcome, err: Console) -> None:
 
 def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
     from empathos.cli.run_console import print_excerpt
-    from empathos.report import leaderboard_table
-    from empathos.run.session import run_leaderboard
+    from empathos.report import leaderboard_table, usage_line
+    from empathos.run.session import run_leaderboard, usage_of
 
     err = Console(stderr=True)
     board, errors = run_leaderboard(prepared)
@@ -139,6 +139,7 @@ def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
         for row in errors:
             err.print(f"  {row.dialogue_id}: {row.reason}", markup=False, highlight=False)
     out = prepared.config.out
+    err.print(usage_line(usage_of(prepared)), markup=False, highlight=False, soft_wrap=True)
     err.print(
         f"records: {out}/records (rescore with: empathos score {out})",
         markup=False,

@@ -39,6 +39,7 @@ from empathos.llm.types import (
     ToolSpec,
     as_messages,
     json_schema_of,
+    lean_schema,
 )
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "concurrency_limit",
     "fault",
     "json_schema_of",
+    "lean_schema",
     "prompt_style_of",
     "record_of",
     "redact_url",

@@ -44,6 +44,7 @@ from empathos.llm.types import (
     ToolSpec,
     as_messages,
     json_schema_of,
+    lean_schema,
 )
 
 __all__ = ["SAMPLING_KEYS", "Backend", "ModelClient", "concurrency_limit"]
@@ -93,6 +94,12 @@ def _instruction_for(schema: type[BaseModel], with_schema: bool) -> str:
     return schema_instruction(json_schema_of(schema), with_schema=with_schema)
 
 
+@functools.cache
+def _wire_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a reply class as sent (:func:`lean_schema`), built once."""
+    return lean_schema(json_schema_of(schema))
+
+
 class _Call:
     """Mutable bookkeeping of one logical call."""
 
@@ -113,7 +120,11 @@ class _Call:
         rec.latency_s = time.perf_counter() - self.t0
         rec.attempts = self.stats.attempts
         rec.retries = self.stats.retries
-        if config.price_input_per_1k is not None or config.price_output_per_1k is not None:
+        if config.price is not None:
+            rec.cost_usd = config.price.cost(
+                rec.input_tokens, rec.cached_input_tokens, rec.output_tokens
+            )
+        elif config.price_input_per_1k is not None or config.price_output_per_1k is not None:
             rec.cost_usd = rec.input_tokens / 1000.0 * (
                 config.price_input_per_1k or 0.0
             ) + rec.output_tokens / 1000.0 * (config.price_output_per_1k or 0.0)
@@ -161,12 +172,13 @@ class ModelClient:
         self, messages: Sequence[MessageLike], schema: type[T], **overrides: float | int
     ) -> StructuredResult[T]:
         """A reply validated against ``schema`` (repair, then re-ask, then ModelOutputError)."""
-        json_schema = json_schema_of(schema)
-        # compact prompts show the JSON shape themselves; the schema still goes with the request
-        full = self.config.resolved_prompt_style() == "full"
-        instruction = _instruction_for(schema, full)
-        msgs = with_instruction(as_messages(messages), instruction)
+        json_schema = _wire_schema(schema)
         opts = self.config.structured
+        msgs = as_messages(messages)
+        if opts.json_schema == "off":  # else the schema goes with the request (or, if the
+            # endpoint refuses it, into the prompt: the backend's fallback)
+            full = self.config.resolved_prompt_style() == "full"
+            msgs = with_instruction(msgs, _instruction_for(schema, full))
         request = self._request(
             msgs,
             overrides,
@@ -259,6 +271,7 @@ class ModelClient:
                 reply = await self.backend.complete(request)
             call.record.input_tokens += reply.input_tokens
             call.record.output_tokens += reply.output_tokens
+            call.record.cached_input_tokens += reply.cached_tokens
             return reply
 
         return await run_with_retries(once, self.config.retry, call.stats)

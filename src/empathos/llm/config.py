@@ -23,6 +23,7 @@ _OFFLINE_MODEL_ID = "smollm2-135m-instruct"
 
 __all__ = [
     "EndpointConfig",
+    "ModelPrice",
     "PromptStyleName",
     "RetryConfig",
     "StructuredConfig",
@@ -77,6 +78,31 @@ class StructuredConfig(BaseModel):
     tool_choice: Literal["required", "auto"] = Field(
         "required", description="tool_choice sent with tool calls."
     )
+
+
+class ModelPrice(BaseModel):
+    """What a model's tokens cost, in US dollars per million tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0.0, description="USD per million prompt tokens (not cached).")
+    cached_input: float | None = Field(
+        None,
+        ge=0.0,
+        description="USD per million prompt tokens the server served from its prefix cache "
+        "(as its usage reports them); None: the input price.",
+    )
+    output: float = Field(ge=0.0, description="USD per million completion tokens.")
+
+    def cost(self, input_tokens: int, cached_tokens: int, output_tokens: int) -> float:
+        """The cost of one call: uncached and cached prompt tokens, completion tokens."""
+        cached = min(cached_tokens, input_tokens)
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        return (
+            (input_tokens - cached) * self.input
+            + cached * cached_price
+            + output_tokens * self.output
+        ) / 1e6
 
 
 def check_base_url(url: str) -> None:
@@ -192,6 +218,12 @@ class EndpointConfig(BaseModel):
     )
     price_output_per_1k: float | None = Field(
         None, ge=0.0, description="Price (USD) per 1000 output tokens; None: cost not computed."
+    )
+    price: ModelPrice | None = Field(
+        None,
+        description="USD per million input, cached input and output tokens (a run config's "
+        "price table sets it from the model id); it wins over the per-1k prices. None and "
+        "no per-1k price: cost not computed.",
     )
     cache: bool = Field(False, description="Use the response cache for this role (opt-in).")
 

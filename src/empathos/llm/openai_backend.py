@@ -41,6 +41,7 @@ except ImportError:  # pragma: no cover
     import httpx as sdk_http  # type: ignore[no-redef]
 
 from empathos import __version__
+from empathos.llm.completion import parse_completion
 from empathos.llm.config import EndpointConfig, redact_url
 from empathos.llm.http1 import (
     DeadlineError,
@@ -55,7 +56,8 @@ from empathos.llm.retry import (
     classify_status,
     classify_transport_error,
 )
-from empathos.llm.types import ChatRequest, RawReply, RawToolCall
+from empathos.llm.structured import schema_instruction, with_instruction
+from empathos.llm.types import ChatRequest, RawReply
 
 __all__ = ["OpenAIBackend", "split_query"]
 
@@ -340,22 +342,18 @@ class OpenAIBackend:
         return text.replace(self._secret, "***") if self._secret else text
 
     def _kwargs(self, request: ChatRequest, fmt: str) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            **request.params,
-        }
-        if request.stop:
-            kwargs["stop"] = list(request.stop)
+        """The request body. The messages come last, after what stays the same from call to
+        call (tools, response format, sampling), so that two calls of a role share the
+        longest prefix a prefix cache can serve. A response schema that is not sent (the
+        endpoint took JSON mode or nothing) goes into the system message instead."""
+        kwargs: dict[str, Any] = {"model": request.model}
+        messages = request.messages
         if request.tools:
             kwargs["tools"] = [
                 {
                     "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
+                    "function": {"name": t.name, "parameters": t.parameters}
+                    | ({"description": t.description} if t.description else {}),
                 }
                 for t in request.tools
             ]
@@ -373,6 +371,12 @@ class OpenAIBackend:
             request.json_mode and fmt in ("json_schema", "json_object")  # no schema to send
         ):
             kwargs["response_format"] = {"type": "json_object"}
+        if not request.tools and request.response_schema is not None and fmt != "json_schema":
+            messages = with_instruction(messages, schema_instruction(request.response_schema))
+        kwargs.update(request.params)
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
+        kwargs["messages"] = [{"role": m.role, "content": m.content} for m in messages]
         return kwargs
 
     def _structured(self, request: ChatRequest) -> bool:
@@ -421,29 +425,4 @@ class OpenAIBackend:
                 if self._downgrade(request, err):
                     continue
                 raise err from None
-            return _reply(body)
-
-
-def _reply(body: Any) -> RawReply:
-    """The RawReply of a chat.completion JSON body; a body of another shape is transient."""
-    try:
-        choice = body["choices"][0]
-        message = choice["message"]
-        calls = [
-            RawToolCall(
-                id=str(c.get("id") or f"call_{i}"),
-                name=str(c["function"].get("name")),
-                arguments=str(c["function"].get("arguments") or ""),
-            )
-            for i, c in enumerate(message.get("tool_calls") or [])
-        ]
-        usage = body.get("usage") or {}
-        return RawReply(
-            content=message.get("content"),
-            tool_calls=calls,
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-            finish_reason=choice.get("finish_reason"),
-        )
-    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
-        raise BackendError("transient", f"malformed completion ({type(exc).__name__})") from None
+            return parse_completion(body)

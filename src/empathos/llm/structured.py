@@ -66,7 +66,8 @@ def tools_instruction(tools: Sequence[ToolDef], *, schemas: bool = True) -> str:
     for tool in tools:
         schema = json.dumps(tool.parameters, ensure_ascii=False)
         lines.append(
-            f"- {tool.name}: {tool.description}"
+            f"- {tool.name}"
+            + (f": {tool.description}" if tool.description else "")
             + (f" arguments schema: {schema}" if schemas else "")
         )
     return "\n".join(lines)

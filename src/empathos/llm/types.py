@@ -31,6 +31,7 @@ __all__ = [
     "ToolSpec",
     "as_messages",
     "json_schema_of",
+    "lean_schema",
 ]
 
 T = TypeVar("T", bound=BaseModel)
@@ -85,9 +86,44 @@ def json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
 
 
+_NAMED = ("properties", "$defs", "definitions", "patternProperties")
+
+
+def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` as sent on the wire: without titles, descriptions and defaults (the prompts
+    say what each field means; titles only repeat the names; a default is filled in when the
+    reply is validated) and without properties that have a constant value and a default (a
+    tool's ``action``: its name says it). The shape, types, enums, bounds and required
+    fields are unchanged, so a reply valid for one is valid for the other."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("title", "description", "default"):
+                continue
+            if key in _NAMED and isinstance(value, dict):
+                out[key] = {
+                    name: walk(sub)
+                    for name, sub in value.items()
+                    if not (isinstance(sub, dict) and "const" in sub and "default" in sub)
+                }
+            else:
+                out[key] = walk(value)
+        return out
+
+    result: dict[str, Any] = walk(schema)
+    return result
+
+
 @functools.cache
 def _tool_def(name: str, description: str, arguments: type[BaseModel]) -> ToolDef:
-    return ToolDef(name=name, description=description, parameters=json_schema_of(arguments))
+    return ToolDef(
+        name=name, description=description, parameters=lean_schema(json_schema_of(arguments))
+    )
 
 
 class ChatRequest(BaseModel):
@@ -133,6 +169,12 @@ class RawReply(BaseModel):
     tool_calls: list[RawToolCall] = Field(default_factory=list, description="Tool calls made.")
     input_tokens: int = Field(0, ge=0, description="Prompt tokens counted by the backend.")
     output_tokens: int = Field(0, ge=0, description="Completion tokens counted by the backend.")
+    cached_tokens: int = Field(
+        0,
+        ge=0,
+        description="Prompt tokens the server served from its prefix cache, as its usage "
+        "reported them (0: none reported).",
+    )
     finish_reason: str | None = Field(None, description="Why generation stopped.")
     flags: list[str] = Field(
         default_factory=list,
@@ -157,6 +199,13 @@ class CallRecord(BaseModel):
     latency_s: float = Field(0.0, ge=0.0, description="Wall time of the whole call, seconds.")
     input_tokens: int = Field(0, ge=0, description="Prompt tokens over all attempts.")
     output_tokens: int = Field(0, ge=0, description="Completion tokens over all attempts.")
+    cached_input_tokens: int = Field(
+        0,
+        ge=0,
+        description="Of the prompt tokens, those the server served from its prefix cache, over "
+        "all attempts (as reported: usage.prompt_tokens_details.cached_tokens or its "
+        "equivalents).",
+    )
     attempts: int = Field(0, ge=0, description="HTTP/backend attempts made, retries included.")
     retries: int = Field(0, ge=0, description="Attempts that failed and were retried.")
     reasks: int = Field(0, ge=0, description="Re-asks after invalid output.")

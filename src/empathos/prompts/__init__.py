@@ -1,14 +1,16 @@
 """Prompts as data: versioned templates per role and language, filled only through slots.
 
 Use the role builders (``user_prompt``, ``director_prompt``, ``judge_iedr_prompt``,
-``judge_mdep_prompt``, ``model_under_test_prompt``) or ``render`` directly; record the
-returned ``RenderedPrompt.id`` and ``.version`` with every call.
+``judge_mdep_prompt``: a :class:`ChatPrompt` built for prefix caches;
+``model_under_test_prompt``: a system prompt) or ``render`` directly; record the returned
+prompt's ``id`` and ``version`` with every call.
 """
 
 from empathos.prompts.render import (
     LANGUAGES,
     ROLES,
     STYLES,
+    ChatPrompt,
     PromptStyle,
     PromptTemplate,
     RenderedPrompt,
@@ -21,7 +23,6 @@ from empathos.prompts.roles import (
     judge_iedr_prompt,
     judge_mdep_prompt,
     model_under_test_prompt,
-    user_messages,
     user_prompt,
 )
 
@@ -29,6 +30,7 @@ __all__ = [
     "LANGUAGES",
     "ROLES",
     "STYLES",
+    "ChatPrompt",
     "PromptStyle",
     "PromptTemplate",
     "RenderedPrompt",
@@ -39,6 +41,5 @@ __all__ = [
     "load_template",
     "model_under_test_prompt",
     "render",
-    "user_messages",
     "user_prompt",
 ]

@@ -2,14 +2,15 @@
 
 Every phrase placed around the scenario's own text comes from the language's
 ``fragments.yaml``, so adding a language means adding a folder, not code. The user agent's
-blocks only ever receive what has been revealed: :func:`revealed_story` is handed the stage
-numbers released so far and renders nothing else.
+blocks only ever receive what has been revealed: :func:`user_log` shows the stages and
+memories its ``surfaced`` timeline names and nothing else of the story.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Literal, TypeVar
 
@@ -21,23 +22,34 @@ from empathos.scenarios.model import Axis, Scenario
 __all__ = [
     "MEMORY_PERIODS",
     "Speaker",
+    "Surfaced",
     "Turn",
     "condensed_profile",
-    "director_memories",
-    "director_story",
+    "full_story",
     "indicator_list",
-    "memories",
+    "memory_list",
     "memory_text",
+    "observer_log",
     "persona_card",
     "priorities",
     "revealed_stage_numbers",
-    "revealed_story",
     "transcript",
+    "user_log",
 ]
 
 Speaker = Literal["user", "model"]
 Turn = tuple[Speaker, str]
 MEMORY_PERIODS: tuple[str, ...] = ("childhood", "adolescence", "young_adulthood", "current")
+
+
+@dataclass(frozen=True, slots=True)
+class Surfaced:
+    """A story stage or a memory the director released, and after which turn: the user
+    agent's chat shows its text where it first surfaced."""
+
+    turn: int
+    stage: int | None = None
+    memory: str | None = None
 
 
 F = TypeVar("F", bound=Callable[..., str])
@@ -113,23 +125,21 @@ def _experience_lines(scenario: Scenario, language: str, *, memories: bool) -> l
 
 
 @_per_scenario
-def persona_card(scenario: Scenario, language: str, *, memories: bool = True) -> str:
-    """The persona card (never the hidden story).
-
-    A published-layout scenario uses its verbatim card; ours is rendered in the second
-    person from the structured fields. With ``memories=False`` (the user agent's card) the
-    memory periods (:data:`MEMORY_PERIODS`) are left out, so that only the director's
-    ``reveal_memory`` brings one to mind (in the memories block); a verbatim card has each
-    period's text replaced by a note that it is not on the persona's mind yet.
+def persona_card(
+    scenario: Scenario, language: str, *, memories: bool = True, topic: bool = True
+) -> str:
+    """The persona card (never the hidden story), in the second person from the structured
+    fields, for our scenarios and published ones alike: a published card's verbatim text adds
+    only the release's own acting rules, which the user agent's template gives, to the facts
+    its fields hold. A published card whose parse left a field empty is used verbatim, so
+    that nothing it says is lost. With ``memories=False`` (the user agent's card) the memory
+    periods (:data:`MEMORY_PERIODS`) are left out (in a verbatim card, each replaced by a
+    note that it is not on the persona's mind yet), so that only the director's
+    ``reveal_memory`` brings one to mind (in the chat, where it surfaced). With
+    ``topic=False`` the opening line is left out (the chat shows it).
     """
-    if scenario.raw_persona_prompt:
-        card = scenario.raw_persona_prompt.strip()
-        if not memories:
-            for period in MEMORY_PERIODS:
-                text = _memory_text(scenario, period).strip()
-                if text:
-                    card = card.replace(text, _f(language, "memory.held_back"))
-        return card
+    if scenario.raw_persona_prompt and not _fully_parsed(scenario):
+        return _verbatim_card(scenario, scenario.raw_persona_prompt, language, memories=memories)
     p = scenario.persona
     threshold = _f(language, f"threshold.{p.threshold.value}")
     pri = priorities(scenario, language)
@@ -151,9 +161,31 @@ def persona_card(scenario: Scenario, language: str, *, memories: bool = True) ->
         f"{_f(language, 'card.experience')}{_sep(language)}\n"
         + "\n".join(_experience_lines(scenario, language, memories=memories)),
         f"{_f(language, 'card.trigger')}{_sep(language)}{p.trigger}",
-        f"{_f(language, 'card.topic')}{_sep(language)}{p.topic}",
     ]
+    if topic:
+        parts.append(f"{_f(language, 'card.topic')}{_sep(language)}{p.topic}")
     return "\n".join(parts)
+
+
+def _fully_parsed(scenario: Scenario) -> bool:
+    """Every text field of the card holds something (a published card's parse defaults a
+    field it cannot find to '')."""
+    p = scenario.persona
+    exp = p.experience
+    texts = (p.identity.gender, p.traits.outer, p.traits.inner, p.needs.vent, p.needs.hoped_for,
+             p.needs.sensitivities, p.trigger, p.topic, exp.growth_arc, exp.main_goal,
+             exp.vision)  # fmt: skip
+    return p.identity.age is not None and all(t.strip() for t in texts)
+
+
+def _verbatim_card(scenario: Scenario, card: str, language: str, *, memories: bool) -> str:
+    card = card.strip()
+    if not memories:
+        for period in MEMORY_PERIODS:
+            text = _memory_text(scenario, period).strip()
+            if text:
+                card = card.replace(text, _f(language, "memory.held_back"))
+    return card
 
 
 @_per_scenario
@@ -203,23 +235,6 @@ def _check_stages(scenario: Scenario, stages: Iterable[int]) -> list[int]:
     return out
 
 
-def revealed_story(
-    scenario: Scenario, released: Iterable[int], language: str, *, newest: int | None = None
-) -> str:
-    """Only the released stages (1-based), the newest one marked; nothing else of the story."""
-    shown = _check_stages(scenario, released)
-    if not shown:
-        return _f(language, "stage.none")
-    lines = []
-    for index in shown:
-        stage = scenario.story.stages[index - 1]
-        lines.append(_f(language, "stage.heading", index=index, title=stage.title))
-        lines.append(stage.content)
-        if index == newest:
-            lines.append(_f(language, "stage.new"))
-    return "\n".join(lines)
-
-
 def memory_text(scenario: Scenario, period: str) -> str:
     """The text of one memory period (ValueError for an unknown period)."""
     return _memory_text(scenario, period)
@@ -238,40 +253,24 @@ def _memory_text(scenario: Scenario, period: str) -> str:
     return texts[period]
 
 
-def memories(
-    scenario: Scenario, periods: Sequence[str], language: str, *, newest: str | None = None
-) -> str:
-    """The memories the director has surfaced, for the user agent."""
-    if not periods:
-        return _f(language, "memory.none")
-    lines = []
-    for period in dict.fromkeys(periods):
-        mark = f" {_f(language, 'memory.new')}" if period == newest else ""
-        text = _memory_text(scenario, period)
-        lines.append(f"- {_f(language, f'period.{period}')}{_sep(language)}{text}{mark}")
-    return "\n".join(lines)
-
-
-def director_story(scenario: Scenario, released: Iterable[int], language: str) -> str:
-    """The whole story for the director, each stage marked released or not."""
-    shown = set(_check_stages(scenario, released))
+def full_story(scenario: Scenario, language: str) -> str:
+    """The whole story: every stage with its heading, then the outcome and the interlude (for
+    the director and the IEDR judge)."""
     lines = []
     for index, stage in enumerate(scenario.story.stages, start=1):
-        status = _f(language, "status.released" if index in shown else "status.hidden")
-        lines.append(f"{_f(language, 'stage.heading', index=index, title=stage.title)} {status}")
+        lines.append(_f(language, "stage.heading", index=index, title=stage.title))
         lines.append(stage.content)
     lines.append(f"{_f(language, 'story.outcome')}{_sep(language)}{scenario.story.outcome}")
     lines.append(f"{_f(language, 'story.interlude')}{_sep(language)}{scenario.story.interlude}")
     return "\n".join(lines)
 
 
-def director_memories(scenario: Scenario, released: Sequence[str], language: str) -> str:
-    """Every memory period for the director, each marked released or not."""
-    lines = []
-    for period in MEMORY_PERIODS:
-        status = _f(language, "status.released" if period in released else "status.hidden")
-        lines.append(f"- {period} {status}{_sep(language)}{_memory_text(scenario, period)}")
-    return "\n".join(lines)
+def memory_list(scenario: Scenario, language: str) -> str:
+    """Every memory period with its text (for the director)."""
+    return "\n".join(
+        f"- {_f(language, f'period.{period}')}{_sep(language)}{_memory_text(scenario, period)}"
+        for period in MEMORY_PERIODS
+    )
 
 
 def transcript(turns: Sequence[Turn], language: str, *, viewer: Literal["user", "observer"]) -> str:
@@ -302,4 +301,74 @@ def indicator_list(family: Literal["iedr", "mdep"], language: str) -> str:
                 levels=", ".join(str(lv) for lv in sorted(ind.levels, key=abs)),
             )
         )
+    return "\n".join(lines)
+
+
+def _turn_starts(turns: Sequence[Turn]) -> list[int]:
+    """The 1-based turn number of each line (a person's line starts a turn)."""
+    out, n = [], 0
+    for speaker, _ in turns:
+        n += speaker == "user"
+        out.append(max(n, 1))
+    return out
+
+
+def observer_log(turns: Sequence[Turn], language: str) -> str:
+    """The conversation for the director and the judge: each turn numbered ``[n]``, the
+    person's line, then the supporter's. It only grows at its end as the dialogue goes on."""
+    if not turns:
+        return _f(language, "history.none")
+    person, supporter = _f(language, "speaker.person"), _f(language, "speaker.supporter")
+    sep = _sep(language)
+    lines = []
+    for (speaker, text), n in zip(turns, _turn_starts(turns), strict=True):
+        if speaker == "user":
+            lines.append(f"[{n}] {person}{sep}{text}")
+        else:
+            lines.append(f"{supporter}{sep}{text}")
+    return "\n".join(lines)
+
+
+def _event(scenario: Scenario, event: Surfaced, language: str) -> str:
+    """One surfaced stage or memory, with its text."""
+    if event.stage is not None:
+        stage = scenario.story.stages[event.stage - 1]
+        heading = _f(language, "stage.heading", index=event.stage, title=stage.title)
+        return _f(language, "event.stage", heading=heading, text=stage.content)
+    period = event.memory or ""
+    text = _memory_text(scenario, period)  # ValueError for an unknown period
+    return _f(language, "event.memory", period=_f(language, f"period.{period}"), text=text)
+
+
+def _first_surfacings(surfaced: Sequence[Surfaced]) -> list[Surfaced]:
+    """Each stage and memory once, where it first surfaced (a re-release is the turn's news,
+    not a second copy of its text)."""
+    seen: set[object] = set()
+    out = []
+    for event in sorted(surfaced, key=lambda e: e.turn):
+        key = ("stage", event.stage) if event.stage is not None else ("memory", event.memory)
+        if key not in seen:
+            seen.add(key)
+            out.append(event)
+    return out
+
+
+def user_log(
+    scenario: Scenario, turns: Sequence[Turn], surfaced: Sequence[Surfaced], language: str
+) -> str:
+    """The user agent's chat: its own lines as "me", the other side's as "stranger", and
+    each stage or memory the director released with its text where it first surfaced (after
+    that turn). Only what ``surfaced`` names is shown; it only grows at its end."""
+    me, other = _f(language, "speaker.self"), _f(language, "speaker.stranger")
+    sep = _sep(language)
+    pending = _first_surfacings(surfaced)
+    lines: list[str] = []
+    for (speaker, text), n in zip(turns, _turn_starts(turns), strict=True):
+        if speaker == "user":
+            while pending and pending[0].turn < n:
+                lines.append(_event(scenario, pending.pop(0), language))
+        lines.append(f"{me if speaker == 'user' else other}{sep}{text}")
+    lines.extend(_event(scenario, e, language) for e in pending)
+    if not turns:
+        lines.append(_f(language, "history.none"))
     return "\n".join(lines)

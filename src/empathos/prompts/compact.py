@@ -11,18 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from empathos.prompts.blocks import memory_text, revealed_stage_numbers
+from empathos.prompts.blocks import Turn, memory_text, revealed_stage_numbers
+from empathos.prompts.render import ChatRole, fragments
 from empathos.prompts.render import fragment as _f
-from empathos.prompts.render import fragments
 from empathos.scenarios.model import Scenario
 
 __all__ = [
     "case_line",
-    "director_story",
     "on_mind",
     "person_line",
     "situation",
+    "stage_titles",
     "user_age",
+    "user_chat",
     "whole_story",
 ]
 
@@ -93,14 +94,20 @@ def case_line(scenario: Scenario, language: str) -> str:
     )
 
 
-def director_story(scenario: Scenario, released: Iterable[int], language: str) -> str:
-    """The stage titles, each marked released or not (the director's compact story)."""
-    shown = set(revealed_stage_numbers(scenario, released))
-    lines = []
-    for index, stage in enumerate(scenario.story.stages, start=1):
-        status = _f(language, "status.released" if index in shown else "status.hidden")
-        lines.append(f"{_f(language, 'stage.heading', index=index, title=stage.title)} {status}")
-    return "\n".join(lines)
+def stage_titles(scenario: Scenario, language: str) -> str:
+    """The stage titles, one a line (the director's compact story)."""
+    return "\n".join(
+        _f(language, "stage.heading", index=index, title=stage.title)
+        for index, stage in enumerate(scenario.story.stages, start=1)
+    )
+
+
+def user_chat(history: Sequence[Turn]) -> tuple[tuple[ChatRole, str], ...]:
+    """The compact user agent's chat: its own lines as the assistant's and the other side's
+    as the user's, so that a small chat model answers the other side's last line in the
+    person's voice."""
+    roles: dict[str, ChatRole] = {"user": "assistant", "model": "user"}
+    return tuple((roles[speaker], text) for speaker, text in history)
 
 
 def whole_story(scenario: Scenario, language: str) -> str:

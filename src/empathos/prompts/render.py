@@ -1,10 +1,14 @@
 """Prompt templates as data: one versioned YAML file per role and language.
 
 A template file ``templates/<lang>/<role>.yaml`` holds ``id``, ``version``, ``role``,
-``language``, ``style``, the declared ``slots`` and the ``body`` (``string.Template``
-syntax: ``$slot`` or ``${slot}``; a literal dollar is ``$$``). Python only fills slots:
-:func:`render` refuses a missing slot and an undeclared one, so a template and its caller
-cannot drift apart silently.
+``language``, ``style``, the declared ``slots``, the ``body`` and, for the roles that speak
+every turn, the ``turn`` (``string.Template`` syntax: ``$slot`` or ``${slot}``; a literal
+dollar is ``$$``). Python only fills slots: :func:`render` refuses a missing slot and an
+undeclared one, so a template and its caller cannot drift apart silently.
+
+Built for prefix caches (:class:`ChatPrompt`): the ``body`` is the system message, fixed
+through a dialogue; the dialogue so far follows and only ever grows at its end; the ``turn``
+part, what is new this turn, comes last.
 Every role also has a *compact* variant (``templates/<lang>/<role>.compact.yaml``, id
 ``<role>.compact.<lang>``): a few sentences for small local models (see docs/prompts.md).
 The id and version of every rendered prompt belong in the record of the call that used it.
@@ -29,6 +33,8 @@ __all__ = [
     "LANGUAGES",
     "ROLES",
     "STYLES",
+    "ChatPrompt",
+    "ChatRole",
     "PromptStyle",
     "PromptTemplate",
     "RenderedPrompt",
@@ -38,6 +44,7 @@ __all__ = [
     "fragments",
     "load_template",
     "render",
+    "render_chat",
     "template_file",
     "templates_dir",
 ]
@@ -61,8 +68,19 @@ class PromptTemplate(BaseModel):
     style: PromptStyle = Field(
         "full", description="'full' (the default) or 'compact' (a few sentences, small models)."
     )
-    slots: list[str] = Field(default_factory=list, description="Names the body expects.")
-    body: str = Field(min_length=1, description="The text, with $slot placeholders.")
+    slots: list[str] = Field(
+        default_factory=list, description="Names the body and the turn part expect."
+    )
+    body: str = Field(
+        min_length=1,
+        description="The text, with $slot placeholders; for a role that speaks every turn, "
+        "the system message (fixed through a dialogue).",
+    )
+    turn: str = Field(
+        "",
+        description="What is new each turn, sent after the dialogue so far ('' for one-off "
+        "prompts and the model under test's system prompt).",
+    )
 
 
 class RenderedPrompt(BaseModel):
@@ -78,6 +96,54 @@ class RenderedPrompt(BaseModel):
     def sha256(self) -> str:
         """Hash of the rendered text, for records that store a hash instead of the text."""
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+ChatRole = Literal["user", "assistant"]
+
+
+class ChatPrompt(BaseModel):
+    """A role's prompt as chat messages, laid out for prefix caches.
+
+    First the system message (``system``: instructions, card, rubric; fixed through a
+    dialogue), then the dialogue so far (``chat``: chat messages, or one user message whose
+    text grows at its end), then what is new this turn (``tail``), appended to the last
+    message. So the prompt of turn t+1 begins with the prompt of turn t minus its ``tail``
+    (:meth:`stable_messages`), and a prefix cache serves all of that."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Template id, e.g. 'judge_mdep.en'.")
+    version: str = Field(description="Template version.")
+    system: str = Field(description="The system message: fixed through a dialogue.")
+    chat: tuple[tuple[ChatRole, str], ...] = Field(
+        (), description="The dialogue so far, as (role, text) messages; grows only at its end."
+    )
+    tail: str = Field(
+        "",
+        description="What is new this turn: appended to the last user message (a user "
+        "message of its own when the chat is empty or ends with the assistant's).",
+    )
+
+    def messages(self) -> list[dict[str, str]]:
+        """The messages to send: system, the chat, the tail last."""
+        chat = list(self.chat)
+        if self.tail:
+            if chat and chat[-1][0] == "user":
+                chat[-1] = ("user", f"{chat[-1][1]}\n\n{self.tail}" if chat[-1][1] else self.tail)
+            else:
+                chat.append(("user", self.tail))
+        return [{"role": "system", "content": self.system}] + [
+            {"role": role, "content": text} for role, text in chat
+        ]
+
+    def stable_messages(self) -> list[dict[str, str]]:
+        """The messages without this turn's tail: what the next turn's prompt begins with."""
+        return self.model_copy(update={"tail": ""}).messages()
+
+    @property
+    def text(self) -> str:
+        """Every message's text, in order (for reading and searching, not for sending)."""
+        return "\n\n".join(m["content"] for m in self.messages())
 
 
 def templates_dir() -> Path:
@@ -123,7 +189,9 @@ def load_template(role: str, language: str, style: str = "full") -> PromptTempla
     if tpl.style != style:
         raise ConfigError(f"declares style {tpl.style!r}, expected {style!r}", file=path)
     used = {
-        m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(tpl.body)
+        m.group("named") or m.group("braced")
+        for part in (tpl.body, tpl.turn)
+        for m in string.Template.pattern.finditer(part)
     } - {None}
     if used != set(tpl.slots):
         raise ConfigError(
@@ -187,9 +255,8 @@ def fragment(language: str, frag: str, /, **values: object) -> str:
     return fill(fragments(language)[frag], values)
 
 
-def render(role: str, language: str, /, *, style: str = "full", **slots: str) -> RenderedPrompt:
-    """Fill the template of ``role`` in ``language`` (and ``style``); every declared slot, and
-    only those."""
+def _checked(role: str, language: str, style: str, slots: Mapping[str, str]) -> PromptTemplate:
+    """The template, once the slots given are exactly the declared ones."""
     tpl = load_template(role, language, style)
     missing = sorted(set(tpl.slots) - set(slots))
     extra = sorted(set(slots) - set(tpl.slots))
@@ -203,5 +270,35 @@ def render(role: str, language: str, /, *, style: str = "full", **slots: str) ->
             if x
         )
         raise ConfigError(problem, file=f"{language}/{template_file(role, style)}", field=tpl.id)
-    text = fill(tpl.body, slots)
-    return RenderedPrompt(id=tpl.id, version=tpl.version, text=text.strip() + "\n")
+    return tpl
+
+
+def render(role: str, language: str, /, *, style: str = "full", **slots: str) -> RenderedPrompt:
+    """Fill the template of ``role`` in ``language`` (and ``style``); every declared slot, and
+    only those. The ``turn`` part, if any, follows the body."""
+    tpl = _checked(role, language, style, slots)
+    text = fill(tpl.body, slots).strip()
+    if tpl.turn:
+        text += "\n\n" + fill(tpl.turn, slots).strip()
+    return RenderedPrompt(id=tpl.id, version=tpl.version, text=text + "\n")
+
+
+def render_chat(
+    role: str,
+    language: str,
+    /,
+    *,
+    style: str = "full",
+    chat: tuple[tuple[ChatRole, str], ...] = (),
+    **slots: str,
+) -> ChatPrompt:
+    """Fill the template of ``role`` as a :class:`ChatPrompt`: the body is the system
+    message, ``chat`` the dialogue so far, the ``turn`` part the tail."""
+    tpl = _checked(role, language, style, slots)
+    return ChatPrompt(
+        id=tpl.id,
+        version=tpl.version,
+        system=fill(tpl.body, slots).strip(),
+        chat=chat,
+        tail=fill(tpl.turn, slots).strip() if tpl.turn else "",
+    )

@@ -21,6 +21,7 @@ from empathos.records.model import (
     IndicatorRating,
     InitialDeficit,
     ModelCallRecord,
+    Rejudged,
     Turn,
 )
 from empathos.records.published import (
@@ -41,6 +42,7 @@ __all__ = [
     "LoadedRecord",
     "ModelCallRecord",
     "RecordFormat",
+    "Rejudged",
     "Turn",
     "crash_record",
     "detect_format",

@@ -47,8 +47,12 @@ class LoadedRecord:
 
     @property
     def model_name(self) -> str:
-        """The tested model's name, or the directory name when the record has none."""
-        return self.record.model or self.group
+        """The tested model's name, or the directory name when the record has none; a
+        re-judged record's says which judge rated it (so that it never merges with the
+        original's row, nor counts as its duplicate)."""
+        name = self.record.model or self.group
+        rejudged = self.record.rejudged
+        return f"{name} (re-judged: {rejudged.judge})" if rejudged is not None else name
 
 
 def detect_format(data: object) -> RecordFormat | None:

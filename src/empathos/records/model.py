@@ -25,13 +25,15 @@ __all__ = [
     "IndicatorRating",
     "InitialDeficit",
     "ModelCallRecord",
+    "Rejudged",
     "Turn",
 ]
 
-#: The version written. Version 1 records (no empty-reply, error or score-warning fields) are
-#: read as they are: every field added in version 2 has a default.
-SCHEMA_VERSION: Literal[2] = 2
-SUPPORTED_SCHEMA_VERSIONS = (1, 2)
+#: The version written. Version 1 records (no empty-reply, error or score-warning fields) and
+#: version 2 records (no cached prompt tokens, never re-judged) are read as they are: every
+#: field added since has a default.
+SCHEMA_VERSION: Literal[3] = 3
+SUPPORTED_SCHEMA_VERSIONS = (1, 2, 3)
 
 
 class _Model(BaseModel):
@@ -123,6 +125,13 @@ class ModelCallRecord(_Model):
     turn: int | None = Field(default=None, description="Turn the call belongs to.")
     latency_s: float | None = Field(default=None, ge=0, description="Wall time in seconds.")
     prompt_tokens: int | None = Field(default=None, ge=0, description="Input tokens.")
+    cached_prompt_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        description="Of the input tokens, those the server served from its prefix cache, as "
+        "it reported them (usage.prompt_tokens_details.cached_tokens or its equivalents); "
+        "None: not recorded. Since version 3.",
+    )
     completion_tokens: int | None = Field(default=None, ge=0, description="Output tokens.")
     retries: int | None = Field(default=None, ge=0, description="Retries before the answer.")
     cost_usd: float | None = Field(default=None, ge=0, description="Cost in US dollars.")
@@ -139,6 +148,22 @@ class DialogueError(_Model):
     type: str = Field(description="Exception class, e.g. 'ModuleNotFoundError'.")
     message: str = Field(description="The exception's message.")
     traceback: str = Field(default="", description="Where it was raised (the last frames).")
+
+
+class Rejudged(_Model):
+    """Where a re-judged record comes from (``empathos rejudge``): the dialogue is the
+    original's; the ratings, the EPM trajectory and the termination are another judge's."""
+
+    judge: str = Field(description="Model id of the judge that re-rated the dialogue.")
+    original_judge: str | None = Field(
+        default=None, description="Model id of the judge that rated it first."
+    )
+    source: str = Field(description="The original record's file.")
+    original_termination: Termination = Field(description="How the original trajectory ended.")
+    p0: Literal["rerated", "kept"] = Field(
+        description="'rerated': the new judge's IEDR gives P_0; 'kept': the original P_0 "
+        "(stored with the scenario, or the run's IEDR when asked to keep it)."
+    )
 
 
 def _check_levels(
@@ -159,8 +184,8 @@ def _check_levels(
 class DialogueRecord(_Model):
     """One dialogue, everything needed to re-score it and to replay its EPM trajectory."""
 
-    schema_version: Literal[1, 2] = Field(
-        default=SCHEMA_VERSION, description="Version of this record format (1 or 2)."
+    schema_version: Literal[1, 2, 3] = Field(
+        default=SCHEMA_VERSION, description="Version of this record format (1, 2 or 3)."
     )
     source: Literal["empathos", "empa-published"] = Field(
         default="empathos", description="Produced by empathos or imported from a published run."
@@ -206,6 +231,12 @@ class DialogueRecord(_Model):
         default=None,
         description="Why this dialogue's scores are not meaningful (sandbox roles on the "
         "bundled 135M model); None: no known reason. Since version 2.",
+    )
+    rejudged: Rejudged | None = Field(
+        default=None,
+        description="Set on a record written by `empathos rejudge`: the judge that re-rated "
+        "the dialogue and where the original is. None: rated by the run's own judge. Since "
+        "version 3.",
     )
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Free-form extras (import notes, run ids); no secrets."

@@ -346,8 +346,9 @@ async function openDialogue(i){
     (x.end.reason ? ' - ' + x.end.reason : '')}));
   if (x.usage.length) {
     const t = el('table', {}, el('tr', {}, el('th', {text: 'role'}), el('th', {text: 'calls'}),
-      el('th', {text: 'prompt tokens'}), el('th', {text: 'completion tokens'}), el('th', {text: 'cost (USD)'})));
-    for (const u of x.usage) t.appendChild(el('tr', {}, ...u.map((v, j) => el('td', {text: j === 4 ? fmt(v, 4) : String(v)}))));
+      el('th', {text: 'prompt tokens'}), el('th', {text: 'of them cached'}), el('th', {text: 'completion tokens'}),
+      el('th', {text: 'cost (USD)'})));
+    for (const u of x.usage) t.appendChild(el('tr', {}, ...u.map((v, j) => el('td', {text: j === 5 ? (v === null ? '-' : fmt(v, 4)) : String(v)}))));
     box.appendChild(t);
   }
   box.scrollIntoView({block: 'start'});

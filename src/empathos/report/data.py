@@ -22,6 +22,7 @@ from empathos.scoring.stats import (
     cluster_bootstrap_weights,
     cluster_index,
 )
+from empathos.scoring.usage import Usage, usage_summary
 
 __all__ = [
     "CI_COLUMNS",
@@ -75,7 +76,7 @@ class ModelSummary:
     ci: dict[str, tuple[float, float] | None]
     scenarios: int
     trials: int
-    usage: dict[str, dict[str, float]]
+    usage: Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,18 +107,6 @@ def dialogue_trials(items: Sequence[LoadedRecord]) -> list[int]:
         key = (x.model_name, x.record.scenario_id)
         out.append(stored if isinstance(stored, int) else seen[key])
         seen[key] += 1
-    return out
-
-
-def _usage(records: Sequence[DialogueRecord]) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for rec in records:
-        for call in rec.model_calls:
-            u = out.setdefault(call.role, {"calls": 0, "prompt": 0, "completion": 0, "cost": 0})
-            u["calls"] += 1
-            u["prompt"] += call.prompt_tokens or 0
-            u["completion"] += call.completion_tokens or 0
-            u["cost"] += call.cost_usd or 0.0
     return out
 
 
@@ -221,7 +210,7 @@ def build_report_data(
                 ci=_model_ci(recs, sids, config, seed),
                 scenarios=len(set(sids)),
                 trials=max(trials) + 1 if trials else 0,
-                usage=_usage(recs),
+                usage=usage_summary(recs),
             )
         )
         dialogues.extend(_summaries(items, trials, labels, config))

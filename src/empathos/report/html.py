@@ -30,6 +30,7 @@ from empathos.report.plots import (
     trajectory_figures,
     usage_figure,
 )
+from empathos.scoring.usage import usage_summary
 
 __all__ = [
     "DIALOGUE_COLUMNS",
@@ -62,13 +63,10 @@ def _ratings(ratings: dict[str, IndicatorRating]) -> list[list[Any]]:
 
 def dialogue_detail(rec: DialogueRecord) -> dict[str, Any]:
     """Everything the dialogue panel shows, as compact JSON-ready data."""
-    usage: dict[str, list[Any]] = {}
-    for c in rec.model_calls:
-        u = usage.setdefault(c.role, [c.role, 0, 0, 0, 0.0])
-        u[1] += 1
-        u[2] += c.prompt_tokens or 0
-        u[3] += c.completion_tokens or 0
-        u[4] += c.cost_usd or 0.0
+    usage = [
+        [role, u.calls, u.input_tokens, u.cached_input_tokens, u.output_tokens, u.cost_usd]
+        for role, u in usage_summary([rec]).roles.items()
+    ]
     return {
         "p0": [_r(x) for x in rec.initial_state.P],
         "norm0": _r(rec.initial_state.p_norm),
@@ -106,7 +104,7 @@ def dialogue_detail(rec: DialogueRecord) -> dict[str, Any]:
             "turn": rec.termination.turn,
             "reason": rec.termination.reason or "",
         },
-        "usage": list(usage.values()),
+        "usage": usage,
     }
 
 
@@ -190,20 +188,40 @@ def leaderboard_html(data: ReportData) -> str:
     return '<table id="leaderboard">' + "".join(rows) + "</table>"
 
 
+def _cost(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
 def _usage_html(data: ReportData) -> str:
+    """Per model: each role, the mean dialogue and the whole run (tokens and cost)."""
     rows = []
     for m in data.models:
-        for role, u in sorted(m.usage.items()):
+        u = m.usage
+        parts = [*sorted(u.roles.items()), ("all", u.total)]
+        name = html.escape(m.row.model)
+        for role, c in parts:
             rows.append(
-                f"<tr><td>{html.escape(m.row.model)}</td><td>{html.escape(role)}</td>"
-                f"<td>{int(u['calls'])}</td><td>{int(u['prompt'])}</td>"
-                f"<td>{int(u['completion'])}</td><td>{u['cost']:.4f}</td></tr>"
+                f"<tr><td>{name}</td><td>{html.escape(role)}</td><td>{c.calls}</td>"
+                f"<td>{c.input_tokens}</td><td>{c.cached_input_tokens}</td>"
+                f"<td>{c.output_tokens}</td><td>{_cost(c.cost_usd)}</td></tr>"
             )
-    if not rows:
+        mean = u.per_dialogue
+        if mean is not None and u.total.calls:
+            rows.append(
+                f"<tr><td>{name}</td><td>per dialogue ({u.dialogues})</td>"
+                f"<td>{mean.calls:.1f}</td><td>{mean.input_tokens:.0f}</td>"
+                f"<td>{mean.cached_input_tokens:.0f}</td><td>{mean.output_tokens:.0f}</td>"
+                f"<td>{_cost(mean.cost_usd)}</td></tr>"
+            )
+    if not any(m.usage.total.calls for m in data.models):
         return '<p class="note">The records carry no model-call usage.</p>'
     head = "<tr><th>model</th><th>role</th><th>calls</th><th>prompt tokens</th>"
-    head += "<th>completion tokens</th><th>cost (USD)</th></tr>"
-    return '<div id="usage" class="plot"></div><table>' + head + "".join(rows) + "</table>"
+    head += "<th>of them cached</th><th>completion tokens</th><th>cost (USD)</th></tr>"
+    note = (
+        '<p class="note">Cached: the prompt tokens the servers reported as served from their '
+        "prefix cache. Cost: the calls priced by the run's price table (-: none was).</p>"
+    )
+    return '<div id="usage" class="plot"></div><table>' + head + "".join(rows) + "</table>" + note
 
 
 def _payload(data: ReportData, details: DialoguePacks) -> dict[str, Any]:

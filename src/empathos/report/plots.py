@@ -251,24 +251,19 @@ def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
 
 def usage_figure(data: ReportData) -> Figure | None:
     """Tokens per role and model (None when no record carries token counts)."""
-    roles = sorted({r for m in data.models for r in m.usage})
+    roles = sorted({r for m in data.models for r in m.usage.roles})
     if not roles or not any(
-        u["prompt"] + u["completion"] for m in data.models for u in m.usage.values()
+        u.input_tokens + u.output_tokens for m in data.models for u in m.usage.roles.values()
     ):
         return None
     fig = go.Figure()
     for role in roles:
+        counts = [m.usage.roles.get(role) for m in data.models]
         fig.add_trace(
             go.Bar(
                 name=role,
                 x=data.model_names,
-                y=[
-                    (
-                        m.usage.get(role, {}).get("prompt", 0)
-                        + m.usage.get(role, {}).get("completion", 0)
-                    )
-                    for m in data.models
-                ],
+                y=[0 if c is None else c.input_tokens + c.output_tokens for c in counts],
             )
         )
     fig.update_layout(barmode="stack", title="Tokens per role", yaxis_title="tokens", **_LAYOUT)

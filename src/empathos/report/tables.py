@@ -11,6 +11,7 @@ from rich.table import Table
 
 from empathos.epm import INDEX_NAMES
 from empathos.scoring.leaderboard import LeaderboardRow
+from empathos.scoring.usage import Usage
 
 __all__ = [
     "COLUMN_LEGEND",
@@ -18,6 +19,7 @@ __all__ = [
     "leaderboard_json",
     "leaderboard_table",
     "legend_text",
+    "usage_line",
 ]
 
 _GROUPS = ("outcome", "efficiency", "stability")
@@ -121,3 +123,19 @@ def leaderboard_csv(rows: Sequence[LeaderboardRow], *, group_label: str = "model
             ]
         )
     return buf.getvalue()
+
+
+def usage_line(usage: Usage) -> str:
+    """One line: the tokens and cost of a set of dialogues, per dialogue and in all."""
+    mean = usage.per_dialogue
+    if mean is None or not usage.total.calls:
+        return "usage: no model calls recorded"
+    cached = f" ({usage.cached_share:.0%} cached)" if usage.cached_share is not None else ""
+    line = (
+        f"usage per dialogue ({usage.dialogues}): {mean.calls:.1f} calls, "
+        f"{mean.input_tokens:,.0f} prompt tokens{cached}, {mean.output_tokens:,.0f} completion "
+        "tokens"
+    )
+    if mean.cost_usd is None or usage.total.cost_usd is None:
+        return line + "; cost: no price (a run config's prices table gives one)"
+    return line + f"; cost ${mean.cost_usd:.4f} per dialogue, ${usage.total.cost_usd:.4f} in all"

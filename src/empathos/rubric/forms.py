@@ -105,9 +105,10 @@ MDEP_KEYS: tuple[str, ...] = tuple(f.alias or n for n, f in MDEPForm.model_field
 
 @cache
 def form_skeleton(form: type[IEDRForm] | type[MDEPForm]) -> str:
-    """A JSON example of the form's shape, for the judge prompt's output instructions."""
+    """A JSON example of the form's shape on one line, for the judge prompt's output
+    instructions."""
     shape = {
         key: {"level": 0, "evidence": "...", "reasoning": "..."}
         for key in (IEDR_KEYS if form is IEDRForm else MDEP_KEYS)
     }
-    return json.dumps(shape, ensure_ascii=False, indent=2)
+    return json.dumps(shape, ensure_ascii=False)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from empathos.errors import ConfigError
 from empathos.layered_config import ConfigLayers, load_layers
+from empathos.llm.config import ModelPrice
 from empathos.llm.offline import OFFLINE_MODEL_ID
 from empathos.llm.roles import RoleEndpoint
 
@@ -161,6 +162,12 @@ class RunConfig(BaseModel):
         None, description="SQLite response cache for roles with cache: true. None: "
         "<out>/cache.sqlite.",
     )  # fmt: skip
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="Price table: model id -> USD per million input, cached input and "
+        "output tokens. Every role whose model id is listed is priced (its calls' cost_usd); "
+        "a role's own `price` wins. Empty: only roles with prices of their own are priced.",
+    )
 
     @field_validator("cases", mode="before")
     @classmethod

@@ -13,6 +13,7 @@ import hashlib
 import json
 import platform
 import subprocess
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -22,22 +23,28 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from empathos.errors import ConfigError
 from empathos.llm.config import redact_url
+from empathos.records import DialogueRecord
 from empathos.records.io import RUN_MANIFEST_NAME, write_text_atomic
 from empathos.run.config import REQUIRED_ROLES, RunConfig
+from empathos.scoring.usage import TokenCount, Usage, count_calls, usage_summary
 
 __all__ = [
     "MANIFEST_NAME",
     "MANIFEST_SCHEMA_VERSION",
     "Manifest",
     "PromptInfo",
+    "RejudgeInfo",
+    "RunUsage",
     "ScenarioInfo",
     "Session",
+    "digest",
     "fingerprint_parts",
     "git_commit",
     "package_versions",
     "read_manifest",
     "redact_url",
     "redacted_config",
+    "run_usage",
     "utc_now",
     "write_manifest",
 ]
@@ -93,6 +100,30 @@ class Session(_Model):
     )
 
 
+class RejudgeInfo(_Model):
+    """What an ``empathos rejudge`` directory re-judged, and with which judge."""
+
+    source: str = Field(description="The run directory whose dialogues were re-judged.")
+    judge: str = Field(description="Model id of the new judge.")
+    keep_p0: bool = Field(description="P_0 kept from the original (else the new IEDR).")
+
+
+class RunUsage(Usage):
+    """Tokens and cost of every dialogue a run directory holds: in all, per dialogue (the
+    mean, and each dialogue's own totals) and per role."""
+
+    by_dialogue: dict[str, TokenCount] = Field(
+        default_factory=dict, description="Each dialogue's totals, by id (<case>__t<trial>)."
+    )
+
+
+def run_usage(records: Sequence[tuple[str, DialogueRecord]]) -> RunUsage:
+    """The usage of a run's records, given as (dialogue id, record)."""
+    summary = usage_summary([r for _, r in records])
+    by_dialogue = {key: count_calls(r.model_calls) for key, r in sorted(records)}
+    return RunUsage(**summary.model_dump(), by_dialogue=by_dialogue)
+
+
 class Manifest(_Model):
     """What a run directory was made with."""
 
@@ -116,6 +147,16 @@ class Manifest(_Model):
         None,
         description="Why this run's scores are not meaningful (sandbox roles on the bundled "
         "135M model); None: no known reason. Every record carries the same warning.",
+    )
+    rejudge: RejudgeInfo | None = Field(
+        None,
+        description="Set on the directories `empathos rejudge` writes: the source run and "
+        "the judge. None: an ordinary run.",
+    )
+    usage: RunUsage | None = Field(
+        None,
+        description="Tokens (cached prompt tokens apart) and cost of the dialogues the "
+        "directory holds, in all, per dialogue and per role; written when a session ends.",
     )
 
 
@@ -226,9 +267,10 @@ def fingerprint_parts(config: RunConfig, system_prompt_version: str) -> dict[str
         epm_preset=config.epm_preset,
         system_prompt=system_prompt_version,
     )
-    return {k: _digest(v) for k, v in parts.items()}
+    return {k: digest(v) for k, v in parts.items()}
 
 
-def _digest(value: Any) -> str:
+def digest(value: Any) -> str:
+    """The first 16 hex digits of the sha256 of ``value``'s canonical JSON."""
     blob = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 
 from empathos.errors import ConfigError
 from empathos.llm import ModelClient, ResponseCache
-from empathos.llm.roles import build_role_model, load_handler
+from empathos.llm.roles import RoleEndpoint, build_role_model, load_handler
 from empathos.run.config import REQUIRED_ROLES, RunConfig
 from empathos.sandbox.config import Roles
 
-__all__ = ["CLIENT_ROLE", "build_roles", "check_api_keys", "check_handlers"]
+__all__ = ["CLIENT_ROLE", "build_roles", "check_api_keys", "check_handlers", "priced"]
 
 # Config role name -> the role name recorded with each call.
 CLIENT_ROLE = {
@@ -24,6 +24,16 @@ CLIENT_ROLE = {
     "judge": "judge",
     "model_under_test": "tested",
 }
+
+
+def priced(config: RunConfig, name: str) -> RoleEndpoint:
+    """The role's endpoint with its model's price from the run's price table (a price of the
+    endpoint's own wins)."""
+    endpoint = config.role(name)
+    price = config.prices.get(endpoint.model)
+    if price is None or endpoint.price is not None:
+        return endpoint
+    return endpoint.model_copy(update={"price": price})
 
 
 def check_handlers(config: RunConfig) -> None:
@@ -45,7 +55,7 @@ def build_roles(config: RunConfig, cache: ResponseCache | None) -> tuple[Roles, 
     for name, role in CLIENT_ROLE.items():
         if name == "director" and config.director_mode == "rules":
             continue
-        clients[name] = build_role_model(config.role(name), role, cache, name=name)
+        clients[name] = build_role_model(priced(config, name), role, cache, name=name)
     roles = Roles(
         user=clients["user"],
         judge=clients["judge"],

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, RecordError, ScenarioError
@@ -23,12 +23,14 @@ from empathos.run.config import RunConfig
 from empathos.run.manifest import (
     Manifest,
     PromptInfo,
+    RunUsage,
     ScenarioInfo,
     Session,
     fingerprint_parts,
     git_commit,
     package_versions,
     read_manifest,
+    run_usage,
     utc_now,
     write_manifest,
 )
@@ -43,6 +45,7 @@ from empathos.scoring.leaderboard import LeaderboardRow, leaderboard
 
 __all__ = [
     "PreparedRun",
+    "SessionParts",
     "close_session",
     "execute",
     "failure_reason",
@@ -50,6 +53,7 @@ __all__ = [
     "run_leaderboard",
     "sandbox_config",
     "select_scenarios",
+    "usage_of",
 ]
 
 # Template role -> the config role whose endpoint decides its prompt style.
@@ -77,6 +81,8 @@ class PreparedRun:
     unreadable: list[RecordError] = field(default_factory=list)
     outcome: RunOutcome = field(default_factory=RunOutcome)
     """What this session has finished so far (filled as dialogues end, Ctrl-C or not)."""
+    usage: RunUsage | None = None
+    """The directory's tokens and cost (:func:`usage_of`), once computed."""
 
     @property
     def invalid_selected(self) -> list[ScenarioError]:
@@ -325,8 +331,34 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
             await client.aclose()
 
 
+class SessionParts(Protocol):
+    """What closing a session needs of a prepared run (or re-judging)."""
+
+    usage: RunUsage | None
+
+    @property
+    def manifest(self) -> Manifest:
+        """The manifest being written."""
+        ...
+
+    @property
+    def run_dir(self) -> RunDir:
+        """The open run directory."""
+        ...
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        """The response cache to close, if any."""
+        ...
+
+    @property
+    def session(self) -> Session:
+        """This invocation's entry in the manifest."""
+        ...
+
+
 def close_session(
-    prepared: PreparedRun,
+    prepared: SessionParts,
     outcome: RunOutcome | None,
     status: Literal["completed", "interrupted", "failed"],
 ) -> None:
@@ -341,10 +373,19 @@ def close_session(
         session.failure = failure_reason(outcome)
         if session.failure is not None and status == "completed":
             session.status = "failed"
+    prepared.manifest.usage = usage_of(prepared)
     write_manifest(prepared.manifest, prepared.run_dir.path)
     prepared.run_dir.close()
     if prepared.cache is not None:
         prepared.cache.close()
+
+
+def usage_of(prepared: SessionParts) -> RunUsage:
+    """Tokens and cost of every dialogue the run directory holds (computed once)."""
+    if prepared.usage is None:
+        records, _ = load_records([prepared.run_dir.records])
+        prepared.usage = run_usage([(x.path.stem, x.record) for x in records])
+    return prepared.usage
 
 
 def failure_reason(outcome: RunOutcome) -> str | None:

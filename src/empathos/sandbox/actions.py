@@ -141,7 +141,8 @@ def _tool_def(name: str, description: str, arguments: type[BaseModel]) -> ToolDe
 
 
 DIRECTOR_SPECS: tuple[ToolSpec, ...] = tuple(
-    _FixedToolSpec(name, " ".join((cls.__doc__ or name).split()), cls)
-    for name, cls in DIRECTOR_TOOLS.items()
+    _FixedToolSpec(name, "", cls) for name, cls in DIRECTOR_TOOLS.items()
 )
-"""The seven tools the director agent offers its model, in :data:`DIRECTOR_TOOLS` order."""
+"""The seven tools the director agent offers its model, in :data:`DIRECTOR_TOOLS` order. On
+the wire a tool is its name and the lean schema of its arguments: the director's prompt
+says, in the case's language, when to use each (a description here would repeat it)."""

@@ -26,11 +26,11 @@ from empathos.llm import (
     record_of,
 )
 from empathos.prompts import (
+    ChatPrompt,
     RenderedPrompt,
     director_prompt,
     judge_iedr_prompt,
     judge_mdep_prompt,
-    user_messages,
     user_prompt,
 )
 from empathos.records import IndicatorRating, ModelCallRecord
@@ -56,6 +56,7 @@ __all__ = [
 V_contra = TypeVar("V_contra", contravariant=True)
 O_co = TypeVar("O_co", covariant=True)
 Ratings = dict[str, IndicatorRating]
+AnyPrompt = RenderedPrompt | ChatPrompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ def call_record(
     rec: CallRecord,
     *,
     turn: int,
-    prompt: RenderedPrompt | None,
+    prompt: AnyPrompt | None,
     messages: Sequence[Message],
     output: str | None = None,
 ) -> ModelCallRecord:
@@ -113,6 +114,7 @@ def call_record(
         turn=turn,
         latency_s=rec.latency_s,
         prompt_tokens=rec.input_tokens,
+        cached_prompt_tokens=rec.cached_input_tokens,
         completion_tokens=rec.output_tokens,
         retries=rec.retries,
         cost_usd=rec.cost_usd,
@@ -128,7 +130,7 @@ def _failed(
     exc: ModelCallError,
     state: DialogueState,
     role: str,
-    prompt: RenderedPrompt | None,
+    prompt: AnyPrompt | None,
     messages: Sequence[Message],
     turn: int,
 ) -> tuple[Failure, DialogueState]:
@@ -142,15 +144,15 @@ def _failed(
     return Failure(f"{role} call failed: {exc.line()}"), state
 
 
-def _prompt_messages(prompt: RenderedPrompt) -> list[Message]:
-    return [Message(role="user", content=prompt.text)]
+def _prompt_messages(prompt: ChatPrompt) -> list[Message]:
+    return as_messages(prompt.messages())
 
 
 async def _chat(
     model: ChatModel,
     state: DialogueState,
     messages: list[Message],
-    prompt: RenderedPrompt | None,
+    prompt: AnyPrompt | None,
     turn: int,
 ) -> tuple[str | Failure, DialogueState]:
     """One free-text call: the stripped text and the state with the call recorded."""
@@ -165,8 +167,7 @@ async def _chat(
 class UserAgent:
     """The simulated person: writes the next user line.
 
-    Its prompt style follows its model's endpoint config (compact on the bundled model): the
-    compact prompt is a system message followed by the chat as chat messages."""
+    Its prompt style follows its model's endpoint config (compact on the bundled model)."""
 
     role = "user"
 
@@ -174,11 +175,9 @@ class UserAgent:
         self.model = model
         self.style = prompt_style_of(model)
 
-    async def act(
-        self, view: UserView, state: DialogueState
-    ) -> tuple[str | Failure, DialogueState]:
-        """The next user line from the card, released story, guidance and chat."""
-        prompt = user_prompt(
+    def prompt(self, view: UserView) -> ChatPrompt:
+        """The prompt of this role for ``view`` (what :meth:`act` sends)."""
+        return user_prompt(
             view.scenario,
             released_stages=view.released_stages,
             newest_stage=view.newest_stage,
@@ -186,14 +185,17 @@ class UserAgent:
             newest_memory=view.newest_memory,
             guidance=view.guidance,
             history=view.history,
+            surfaced=view.surfaced,
             language=view.language,
             style=self.style,
         )
-        if self.style == "compact":
-            msgs = as_messages(user_messages(prompt, view.history))
-        else:
-            msgs = _prompt_messages(prompt)
-        return await _chat(self.model, state, msgs, prompt, view.turn)
+
+    async def act(
+        self, view: UserView, state: DialogueState
+    ) -> tuple[str | Failure, DialogueState]:
+        """The next user line from the card, released story, guidance and chat."""
+        prompt = self.prompt(view)
+        return await _chat(self.model, state, _prompt_messages(prompt), prompt, view.turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,24 +255,25 @@ class JudgeAgent:
         self.model = model
         self.style = prompt_style_of(model)
 
+    def prompt(self, view: JudgeView) -> ChatPrompt:
+        """The prompt of this role for ``view`` (what :meth:`act` sends)."""
+        if view.kind == "iedr":
+            return judge_iedr_prompt(view.scenario, language=view.language, style=self.style)
+        return judge_mdep_prompt(
+            view.scenario,
+            history=view.history,
+            window=view.window,
+            k=view.k,
+            language=view.language,
+            style=self.style,
+        )
+
     async def act(
         self, view: JudgeView, state: DialogueState
     ) -> tuple[Ratings | Failure, DialogueState]:
         """Ratings by indicator key (IEDR or MDEP, per ``view.kind``)."""
-        schema: type[IEDRForm] | type[MDEPForm]
-        if view.kind == "iedr":
-            prompt = judge_iedr_prompt(view.scenario, language=view.language, style=self.style)
-            schema = IEDRForm
-        else:
-            prompt = judge_mdep_prompt(
-                view.scenario,
-                history=view.history,
-                window=view.window,
-                k=view.k,
-                language=view.language,
-                style=self.style,
-            )
-            schema = MDEPForm
+        schema: type[IEDRForm] | type[MDEPForm] = IEDRForm if view.kind == "iedr" else MDEPForm
+        prompt = self.prompt(view)
         msgs = _prompt_messages(prompt)
         try:
             res = await self.model.structured(msgs, schema)
@@ -300,13 +303,9 @@ class DirectorAgent:
         self.reveal_every = reveal_every
         self.style = prompt_style_of(model)
 
-    async def act(
-        self, view: DirectorView, state: DialogueState
-    ) -> tuple[DirectorDecision, DialogueState]:
-        """Exactly one action (never a Failure: the rules stand in for a failed call)."""
-        if self.model is None:
-            return DirectorDecision(rule_action(view, self.reveal_every), "rules"), state
-        prompt = director_prompt(
+    def prompt(self, view: DirectorView) -> ChatPrompt:
+        """The prompt of this role for ``view`` (what :meth:`act` sends to its model)."""
+        return director_prompt(
             view.scenario,
             state=view.packet.render(),
             released_stages=view.released_stages,
@@ -318,6 +317,14 @@ class DirectorAgent:
             language=view.language,
             style=self.style,
         )
+
+    async def act(
+        self, view: DirectorView, state: DialogueState
+    ) -> tuple[DirectorDecision, DialogueState]:
+        """Exactly one action (never a Failure: the rules stand in for a failed call)."""
+        if self.model is None:
+            return DirectorDecision(rule_action(view, self.reveal_every), "rules"), state
+        prompt = self.prompt(view)
         msgs = _prompt_messages(prompt)
         try:
             res = await self.model.tool_call(msgs, DIRECTOR_SPECS)

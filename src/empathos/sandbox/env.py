@@ -55,7 +55,7 @@ from empathos.sandbox.state import (
 from empathos.sandbox.transitions import apply_director, apply_evaluation, current_epm
 from empathos.scenarios import Scenario
 
-__all__ = ["EmpathyEnv", "EnvStep", "StepInfo"]
+__all__ = ["EmpathyEnv", "EnvStep", "StepInfo", "initial_deficit"]
 
 
 class StepInfo(BaseModel):
@@ -154,7 +154,7 @@ class EmpathyEnv:
         self._seed, self._last_eval, self._seen_calls = seed, 0, 0
         self._started = datetime.now(UTC).isoformat()
         state = DialogueState(scenario=scenario, language=language, epm_config=self.epm_config)
-        iedr, state = await self._initial_deficit(state)
+        iedr, state = await initial_deficit(self.judge, state)
         if iedr is None:
             self._state = state
             self._emit()
@@ -235,24 +235,6 @@ class EmpathyEnv:
         if self.done:
             raise RuntimeError("the dialogue has ended; call reset() to start another")
         return self.state
-
-    async def _initial_deficit(
-        self, state: DialogueState
-    ) -> tuple[InitialDeficit | None, DialogueState]:
-        scenario = state.scenario
-        p0 = scenario.initial_state()
-        if p0 is not None:
-            stored = {
-                k: IndicatorRating(level=v, reasoning="stored IEDR")
-                for k, v in (scenario.iedr or {}).items()
-            }
-            return InitialDeficit(ratings=stored, P0=tuple(p0)), state
-        out, state = await self.judge.act(judge_view(state, "iedr"), state)
-        if isinstance(out, Failure):
-            reason = f"no initial deficit: {out.reason}"
-            return None, state.ended(Termination(kind=TerminationKind.ERROR, turn=0, reason=reason))
-        vec = p0_from_iedr({k: r.level for k, r in out.items()}, EMPATHY_RUBRIC)
-        return InitialDeficit(ratings=out, P0=tuple(vec.tolist())), state
 
     async def _next_user_line(self, state: DialogueState) -> DialogueState:
         if state.turn == 0 and self.config.open_with_topic:
@@ -343,6 +325,27 @@ class EmpathyEnv:
                 cost_usd=sum(c.cost_usd or 0.0 for c in new),
             )
         )
+
+
+async def initial_deficit(
+    judge: JudgeAgent, state: DialogueState
+) -> tuple[InitialDeficit | None, DialogueState]:
+    """P_0 of a dialogue: stored with the scenario, else the judge's IEDR rating. None (and
+    the state ended as ``error``) when the judge's call failed."""
+    scenario = state.scenario
+    p0 = scenario.initial_state()
+    if p0 is not None:
+        stored = {
+            k: IndicatorRating(level=v, reasoning="stored IEDR")
+            for k, v in (scenario.iedr or {}).items()
+        }
+        return InitialDeficit(ratings=stored, P0=tuple(p0)), state
+    out, state = await judge.act(judge_view(state, "iedr"), state)
+    if isinstance(out, Failure):
+        reason = f"no initial deficit: {out.reason}"
+        return None, state.ended(Termination(kind=TerminationKind.ERROR, turn=0, reason=reason))
+    vec = p0_from_iedr({k: r.level for k, r in out.items()}, EMPATHY_RUBRIC)
+    return InitialDeficit(ratings=out, P0=tuple(vec.tolist())), state
 
 
 def _p0_source(scenario: Scenario) -> str:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from empathos.epm import EPMConfig, EPMState, Termination, thresholds_of, victory_checklist
 from empathos.llm import Message
+from empathos.prompts.blocks import Surfaced
 from empathos.prompts.blocks import Turn as BlockTurn
 from empathos.prompts.render import RenderedPrompt
 from empathos.records import DirectorAction, Evaluation, InitialDeficit, ModelCallRecord, Turn
@@ -53,6 +54,7 @@ class DialogueState:
     newest_stage: int | None = None
     memories: tuple[str, ...] = ()
     newest_memory: str | None = None
+    surfaced: tuple[Surfaced, ...] = ()
     guidance: str | None = None
     termination: Termination | None = None
 
@@ -153,28 +155,28 @@ class StatePacket(BaseModel):
     n_unscored: int = Field(description="Failure flag: unscored evaluations so far.")
 
     def render(self) -> str:
-        """The packet as compact text for the director's prompt (numbers, not prose)."""
+        """The packet as compact text for the director's prompt (numbers, not prose; the turn
+        itself is on the prompt's turn line)."""
 
         def vec(x: tuple[float, ...] | None) -> str:
-            return "unscored" if x is None else "(" + ", ".join(f"{a:+.1f}" for a in x) + ")"
+            return "unscored" if x is None else "(" + ",".join(f"{a:+.1f}" for a in x) + ")"
 
         def num(x: float | None) -> str:
             return "unscored" if x is None else f"{x:+.2f}"
 
+        second = (
+            f"projection {self.projection:+.2f} (needs >= {-self.eps_dir:.2f})"
+            if self.success_rule == "reference"
+            else f"mean alignment {self.mean_alignment:+.2f} (needs > {self.tau_align:.2f})"
+        )
         return "\n".join(
             [
-                f"turn {self.turn}; latest evaluation at turn {self.eval_turn}",
-                f"P_0 (C, A, P) = {vec(self.P0)}; P_t = {vec(self.P)}; v_t = {vec(self.v)}",
-                f"||P_t|| = {self.p_norm:.2f} (eps_dist {self.eps_dist:.2f}); "
-                f"half-space distance = {self.distance:.2f}",
-                (
-                    f"projection = {self.projection:+.2f} (needs >= {-self.eps_dir:.2f})"
-                    if self.success_rule == "reference"
-                    else f"mean alignment = {self.mean_alignment:+.2f} "
-                    f"(needs > {self.tau_align:.2f})"
-                ),
-                f"E_total = {self.E_total:+.2f} (eps_energy {self.eps_energy:.2f}); "
-                f"last delta_E = {num(self.delta_E)}; last alignment = {num(self.alignment)}",
+                f"latest evaluation: turn {self.eval_turn}; P_0 (C,A,P) {vec(self.P0)}, "
+                f"P_t {vec(self.P)}, v_t {vec(self.v)}",
+                f"||P_t|| {self.p_norm:.2f} (eps_dist {self.eps_dist:.2f}); half-space "
+                f"distance {self.distance:.2f}; {second}",
+                f"E_total {self.E_total:+.2f} (eps_energy {self.eps_energy:.2f}); last delta_E "
+                f"{num(self.delta_E)}; last alignment {num(self.alignment)}",
                 "victory checklist: "
                 f"min_turns {_yn(self.min_turns_reached)}, energy {_yn(self.energy_ok)}, "
                 f"near origin {_yn(self.near_origin)}, direction {_yn(self.direction_ok)}, "
@@ -239,8 +241,8 @@ def state_packet(state: DialogueState) -> StatePacket:
 
 @dataclass(frozen=True, slots=True)
 class UserView:
-    """What the user agent sees: its card, released stages and memories, the latest guidance,
-    and the conversation (its own lines as "me")."""
+    """What the user agent sees: its card, released stages and memories (and when each
+    surfaced), the latest guidance, and the conversation (its own lines as "me")."""
 
     scenario: Scenario
     language: str
@@ -251,6 +253,7 @@ class UserView:
     newest_memory: str | None
     guidance: str | None
     history: tuple[BlockTurn, ...]
+    surfaced: tuple[Surfaced, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +307,7 @@ def user_view(state: DialogueState) -> UserView:
         newest_memory=state.newest_memory,
         guidance=state.guidance,
         history=tuple(state.history()),
+        surfaced=state.surfaced,
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from empathos.epm import EPMState, Termination, TerminationKind, step, step_unscored, victory
 from empathos.errors import InputError
+from empathos.prompts.blocks import Surfaced
 from empathos.records import DirectorAction, Evaluation
 from empathos.rubric import EMPATHY_RUBRIC, action_vector
 from empathos.sandbox.actions import (
@@ -76,6 +77,7 @@ def apply_director(
     newest_stage: int | None = None
     newest_memory: str | None = None
     guidance: str | None = None
+    surfaced = state.surfaced
     if isinstance(a, EndConversation):
         if victory_now(state) is not None:
             term = Termination(kind=TerminationKind.DIRECTOR_STOP, turn=t, reason=a.reason)
@@ -85,10 +87,12 @@ def apply_director(
         if a.stage is not None and a.stage <= len(state.scenario.story.stages):
             released = tuple(dict.fromkeys((*released, a.stage)))
             newest_stage = a.stage
+            surfaced = (*surfaced, Surfaced(t, stage=a.stage))
         guidance = a.guidance
     elif isinstance(a, RevealMemory):
         memories = tuple(dict.fromkeys((*memories, a.period)))
         newest_memory, guidance = a.period, a.guidance or None
+        surfaced = (*surfaced, Surfaced(t, memory=a.period))
     elif isinstance(a, AdjustFocus):
         guidance = a.guidance
     elif isinstance(a, ContinueAction):
@@ -108,6 +112,7 @@ def apply_director(
         newest_stage=newest_stage,
         memories=memories,
         newest_memory=newest_memory,
+        surfaced=surfaced,
         guidance=guidance,
     )
     return new, term

@@ -318,8 +318,8 @@ class Scenario(_Model):
     )
     raw_persona_prompt: str | None = Field(
         default=None,
-        description="The verbatim persona card used as the user agent's system prompt "
-        "(published-layout mode).",
+        description="The verbatim persona card (published-layout mode); the user agent's "
+        "card is rendered from the parsed fields, this text only when a field is missing.",
     )
     source: Provenance = Field(
         default_factory=lambda: Provenance(kind="own"), description="Provenance (not hashed)."

@@ -25,6 +25,7 @@ from empathos.epm import (
 from empathos.errors import InputError
 from empathos.records import DialogueRecord, LoadedRecord
 from empathos.scoring.integrity import LabelBy, row_label
+from empathos.scoring.usage import usage_summary
 
 __all__ = [
     "GroupBy",
@@ -142,7 +143,8 @@ class LeaderboardRow(BaseModel):
     )
     extra: dict[str, Any] = Field(
         description="Signed tortuosity, termination counts, errors, unscored evaluations, "
-        "turns-to-success summary and the bootstrap 95% CI of EPM-Q."
+        "turns-to-success summary, the bootstrap 95% CI of EPM-Q and the usage (tokens, "
+        "cached tokens and cost: in all, per dialogue and per role; see scoring.usage)."
     )
     warnings: list[str] = Field(
         default_factory=list,
@@ -163,6 +165,7 @@ def score_records(
         "terminations": dict(sorted(kinds.items())),
         "errors": kinds.get(TerminationKind.ERROR.value, 0),
         "unscored_evaluations": sum(r.n_unscored for r in records),
+        "usage": usage_summary(records).model_dump(mode="json"),
     }
     if n == 0:
         return LeaderboardRow(

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from empathos.layered_config import ConfigLayers, load_layers
 from empathos.llm.roles import RoleEndpoint
 
-__all__ = ["ValidateConfig", "load_validate_config"]
+__all__ = ["ValidateConfig", "load_judge", "load_validate_config"]
 
 # The offline judge's per-field output cap (as the offline default run uses).
 OFFLINE_MAX_TOKENS = 12
@@ -70,15 +70,14 @@ def _with_kind(layers: ConfigLayers, section: str) -> dict[str, Any] | None:
     return endpoint
 
 
-def load_validate_config(
-    path: Path | None, cli: Mapping[str, Any], environ: Mapping[str, str] | None = None
-) -> ValidateConfig:
-    """The judges from the YAML file, the environment and the flags (None: not given)."""
+def _layers(
+    path: Path | None, cli: Mapping[str, Any], environ: Mapping[str, str] | None, prefix: str
+) -> ConfigLayers:
     flags, names = _flag_tree(cli)
     layers = load_layers(
         ValidateConfig,
         path=path,
-        env_prefix=ENV_PREFIX,
+        env_prefix=prefix,
         environ=environ,
         flags=flags,
         flag_names=names,
@@ -86,5 +85,29 @@ def load_validate_config(
     unknown = sorted(set(layers.data) - set(_SECTIONS))
     if unknown:
         raise layers.error(unknown[0], f"unknown key {unknown[0]!r} (use judge:, judge_b:)")
+    return layers
+
+
+def load_validate_config(
+    path: Path | None, cli: Mapping[str, Any], environ: Mapping[str, str] | None = None
+) -> ValidateConfig:
+    """The judges from the YAML file, the environment and the flags (None: not given)."""
+    layers = _layers(path, cli, environ, ENV_PREFIX)
     data = {s: e for s in _SECTIONS if (e := _with_kind(layers, s)) is not None}
     return layers.validate(ValidateConfig, data)
+
+
+def load_judge(
+    path: Path | None,
+    cli: Mapping[str, Any],
+    environ: Mapping[str, str] | None = None,
+    env_prefix: str = "EMPATHOS_REJUDGE_",
+) -> RoleEndpoint | None:
+    """The ``judge:`` of the YAML file, ``<env_prefix>JUDGE__*`` variables and the
+    ``--judge-*`` flags, layered as :func:`load_validate_config` layers them; None when none
+    of them names a judge (``empathos rejudge`` then re-rates with the run's own)."""
+    layers = _layers(path, cli, environ, env_prefix)
+    judge = _with_kind(layers, "judge")
+    if judge is None:
+        return None
+    return layers.validate(ValidateConfig, {"judge": judge}).judge

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from empathos.errors import ModelCallError
-from empathos.llm import Message, ModelClient
+from empathos.llm import Message, ModelClient, as_messages
 from empathos.prompts import judge_mdep_prompt
 from empathos.rubric.forms import MDEPForm
 from empathos.validate.points import EvalPoint
@@ -45,9 +45,7 @@ class Judge:
             language=point.language,
         )
         try:
-            res = await self.client.structured(
-                [Message(role="user", content=prompt.text)], MDEPForm
-            )
+            res = await self.client.structured(as_messages(prompt.messages()), MDEPForm)
         except ModelCallError as exc:
             self.calls += 1
             return JudgeFailure(f"judge {self.name}: {exc.line()}")

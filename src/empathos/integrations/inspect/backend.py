@@ -141,17 +141,15 @@ def raw_reply(output: ModelOutput) -> RawReply:
         for call in message.tool_calls or []
     ]
     usage = output.usage
-    prompt = 0
+    prompt = cached = 0
     if usage is not None:
-        prompt = (
-            usage.input_tokens
-            + (usage.input_tokens_cache_read or 0)
-            + (usage.input_tokens_cache_write or 0)
-        )
+        cached = usage.input_tokens_cache_read or 0
+        prompt = usage.input_tokens + cached + (usage.input_tokens_cache_write or 0)
     return RawReply(
         content=message.text or None,
         tool_calls=calls,
         input_tokens=prompt,
+        cached_tokens=cached,
         output_tokens=usage.output_tokens if usage is not None else 0,
         finish_reason=_FINISH.get(output.choices[0].stop_reason),
     )

@@ -118,6 +118,7 @@ class DialogueCalls:
                     model=record.model,
                     latency_s=record.latency_s,
                     prompt_tokens=record.input_tokens,
+                    cached_prompt_tokens=record.cached_input_tokens,
                     completion_tokens=record.output_tokens,
                     retries=record.retries,
                     cost_usd=record.cost_usd,

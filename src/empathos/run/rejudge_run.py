@@ -1,0 +1,242 @@
+"""`empathos rejudge` as a run: the output directory, its manifest, the plan, the jobs.
+
+:func:`prepare_rejudge` checks everything that can fail on bad input before any model is
+called (the source run, its records, their scenarios, the judge) and opens the output run
+directory (its lock, fingerprint and index: a rerun resumes, rating only what is missing);
+:func:`execute_rejudge` re-judges the pending dialogues with the runner of ``empathos run``
+(``concurrency`` at once, each written and indexed as it ends); the session is closed with
+:func:`empathos.run.session.close_session`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from empathos.epm import EPMConfig
+from empathos.errors import ConfigError, RecordError
+from empathos.llm import ModelClient, ResponseCache, build_model
+from empathos.llm.roles import RoleEndpoint, load_handler
+from empathos.prompts import load_template
+from empathos.records import DialogueRecord, LoadedRecord, crash_record, load_records
+from empathos.run.manifest import (
+    Manifest,
+    PromptInfo,
+    RejudgeInfo,
+    RunUsage,
+    Session,
+    digest,
+    git_commit,
+    package_versions,
+    read_manifest,
+    utc_now,
+    write_manifest,
+)
+from empathos.run.progress import RunProgress
+from empathos.run.rejudge import Source, rejudge_record
+from empathos.run.rundir import DialogueKey, RunDir, open_run_dir
+from empathos.run.runner import Job, Plan, RunOutcome, run_jobs
+from empathos.sandbox.agents import JudgeAgent
+from empathos.scenarios import Scenario, load_scenarios
+
+__all__ = ["PreparedRejudge", "execute_rejudge", "prepare_rejudge"]
+
+
+@dataclass
+class PreparedRejudge:
+    """A re-judging ready to execute (closed like a run: ``session.close_session``)."""
+
+    source: Path
+    judge: RoleEndpoint
+    keep_p0: bool
+    concurrency: int
+    originals: dict[str, LoadedRecord]
+    scenarios: dict[str, Scenario]
+    run_dir: RunDir
+    manifest: Manifest
+    plan: Plan
+    client: ModelClient
+    unreadable: list[RecordError]
+    cache: ResponseCache | None = None
+    outcome: RunOutcome = field(default_factory=RunOutcome)
+    usage: RunUsage | None = None
+
+    @property
+    def session(self) -> Session:
+        """This invocation's entry in the manifest."""
+        return self.manifest.sessions[-1]
+
+
+def _scenarios(sources: Sequence[str | Path], needed: dict[str, set[str]]) -> dict[str, Scenario]:
+    """The scenario of every dialogue, by id; each as the dialogue was run with it (the same
+    content hash), since the judge sees its card and story."""
+    found: dict[str, Scenario] = {}
+    for src in sources:
+        for scenario in load_scenarios(src).scenarios:
+            found.setdefault(scenario.id, scenario)
+    missing = sorted(set(needed) - set(found))
+    changed = sorted(
+        k for k, hashes in needed.items() if k in found and hashes - {"", found[k].scenario_hash()}
+    )
+    for problem, ids in (("no scenario for", missing), ("changed since the run:", changed)):
+        if ids:
+            more = " ..." if len(ids) > 5 else ""
+            raise ConfigError(
+                f"{problem} {', '.join(ids[:5])}{more} (in {', '.join(map(str, sources))}); "
+                "name the run's scenarios with --scenarios",
+                field="--scenarios",
+            )
+    return {k: found[k] for k in needed}
+
+
+def _key(item: LoadedRecord) -> DialogueKey:
+    case, sep, trial = item.path.stem.rpartition("__t")
+    if sep and trial.isdigit():
+        return DialogueKey(case, int(trial))
+    return DialogueKey(item.record.scenario_id, int(item.record.metadata.get("trial") or 0))
+
+
+def _fingerprint(source: Path, judge: RoleEndpoint, keep_p0: bool) -> dict[str, str]:
+    shaping = {
+        "kind": judge.kind,
+        "model": judge.model,
+        "handler": judge.handler,
+        "sampling": judge.sampling(),
+        "prompt_style": judge.resolved_prompt_style(),
+    }
+    return {
+        "protocol": digest("rejudge"),
+        "source": digest(str(source.resolve())),
+        "roles.judge": digest(shaping),
+        "p0": digest("keep" if keep_p0 else "rerate"),
+    }
+
+
+def _plan(originals: dict[str, LoadedRecord], run_dir: RunDir) -> Plan:
+    rows = run_dir.rows()
+    pending, finished = [], []
+    for dialogue_id, item in sorted(originals.items()):
+        row = rows.get(dialogue_id)
+        if row is not None and row.status == "done":
+            finished.append(row)
+        else:
+            key = _key(item)
+            pending.append(Job(key, Source(item.record, item.path)))
+    return Plan(pending=pending, finished=finished)
+
+
+def _manifest(
+    old: Manifest | None, base: Manifest, judge: RoleEndpoint, info: RejudgeInfo, fp: dict[str, str]
+) -> Manifest:
+    config = base.config
+    roles = config.roles.model_copy(update={"judge": judge}) if config.roles else None
+    langs = sorted({s.language for s in base.scenarios}) or ["en"]
+    style = judge.resolved_prompt_style()
+    prompts = [
+        PromptInfo(role=role, language=lang, id=tpl.id, version=tpl.version)
+        for lang in langs
+        for role in ("judge_iedr", "judge_mdep")
+        for tpl in (load_template(role, lang, style),)
+    ]
+    now = utc_now()
+    return Manifest(
+        created_at=old.created_at if old else now,
+        updated_at=now,
+        config=config.model_copy(update={"roles": roles}),
+        fingerprint=fp,
+        versions=package_versions(),
+        git_commit=git_commit(),
+        prompts=prompts,
+        scenarios=base.scenarios,
+        sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
+        score_warning=base.score_warning,
+        rejudge=info,
+    )
+
+
+def prepare_rejudge(
+    source: Path,
+    out: Path,
+    judge: RoleEndpoint | None,
+    *,
+    scenarios: Sequence[str | Path] = (),
+    keep_p0: bool = False,
+    concurrency: int = 4,
+    force: bool = False,
+) -> PreparedRejudge:
+    """Check the source run, its scenarios and the judge (the run's own when None); open
+    ``out`` (resuming what it holds) and write its manifest."""
+    base = read_manifest(source)
+    if base is None:
+        raise ConfigError("is not a run directory (no manifest.json)", file=source, field="RUN")
+    judge = judge or base.config.role("judge")
+    price = base.config.prices.get(judge.model)
+    if price is not None and judge.price is None:  # the run's price table prices it too
+        judge = judge.model_copy(update={"price": price})
+    handler = load_handler(judge.handler, "judge") if judge.handler else None
+    loaded, unreadable = load_records([source / "records"])
+    originals = {_key(x).id: x for x in loaded}
+    if not originals:
+        raise ConfigError("holds no dialogue records", file=source / "records", field="RUN")
+    sources: list[str | Path] = list(scenarios) or [base.config.scenarios]
+    needed: dict[str, set[str]] = {}
+    for x in loaded:
+        needed.setdefault(x.record.scenario_id, set()).add(x.record.scenario_hash or "")
+    found = _scenarios(sources, needed)
+    if out.resolve() == source.resolve():
+        raise ConfigError("is the run being re-judged; choose another --out", field="--out")
+    fp = _fingerprint(source, judge, keep_p0)
+    run_dir = open_run_dir(out, fp, force=force)
+    try:
+        problems = run_dir.reconcile()
+        plan = _plan(originals, run_dir)
+        info = RejudgeInfo(source=str(source), judge=judge.model, keep_p0=keep_p0)
+        manifest = _manifest(read_manifest(out), base, judge, info, fp)
+        manifest.sessions[-1].planned = plan.total
+        manifest.sessions[-1].skipped = len(plan.finished)
+        write_manifest(manifest, out)
+        client = build_model(judge, "judge", None, handler=handler)
+    except BaseException:
+        run_dir.close()
+        raise
+    return PreparedRejudge(
+        source, judge, keep_p0, concurrency, originals, found, run_dir, manifest, plan, client,
+        unreadable + problems,
+    )  # fmt: skip
+
+
+async def execute_rejudge(prepared: PreparedRejudge, progress: RunProgress) -> RunOutcome:
+    """Re-judge the pending dialogues; close the judge's client whatever happens."""
+    agent = JudgeAgent(prepared.client)
+    judge_name = prepared.judge.model
+
+    async def one(job: Job) -> DialogueRecord:
+        assert isinstance(job.scenario, Source)
+        scenario = prepared.scenarios[job.scenario.record.scenario_id]
+        return await rejudge_record(
+            job.scenario, scenario, agent, judge_name, keep_p0=prepared.keep_p0
+        )
+
+    def crashed(job: Job, exc: Exception) -> DialogueRecord:
+        assert isinstance(job.scenario, Source)
+        rec = job.scenario.record
+        return crash_record(
+            scenario_id=rec.scenario_id, scenario_hash=rec.scenario_hash, exc=exc,
+            model=rec.model, roles={**rec.roles, "judge": judge_name},
+            config=rec.epm_config or EPMConfig(),
+            metadata={**rec.metadata, "rejudged_from": str(job.scenario.path)},
+        )  # fmt: skip
+
+    try:
+        return await run_jobs(
+            prepared.plan.pending,
+            prepared.run_dir,
+            one,
+            concurrency=prepared.concurrency,
+            progress=progress,
+            crash_record=crashed,
+            outcome=prepared.outcome,
+        )
+    finally:
+        await prepared.client.aclose()
