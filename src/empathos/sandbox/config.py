@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from empathos.epm import EPMConfig, PresetName
 from empathos.errors import ConfigError
@@ -75,8 +75,10 @@ class SandboxConfig(BaseModel):
         overrides = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
         try:
             return EPMConfig.preset(self.preset, **overrides)
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            raise ConfigError(str(exc).splitlines()[-1].strip(), field="sandbox") from None
+        except ValidationError as exc:  # the message, not pydantic's link to its docs
+            first = exc.errors(include_url=False)[0]
+            problem = str(first["msg"]).removeprefix("Value error, ")
+            raise ConfigError(problem, field="sandbox") from None
 
 
 @dataclass(frozen=True)

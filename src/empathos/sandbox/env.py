@@ -25,6 +25,7 @@ from empathos.epm import (
     TerminationKind,
     check_termination,
     init_state,
+    start_problem,
 )
 from empathos.errors import ConfigError
 from empathos.llm import Message, prompt_style_of
@@ -155,11 +156,12 @@ class EmpathyEnv:
         self._started = datetime.now(UTC).isoformat()
         state = DialogueState(scenario=scenario, language=language, epm_config=self.epm_config)
         iedr, state = await self._initial_deficit(state)
-        if iedr is None:
+        if iedr is not None:
+            state = replace(state, iedr=iedr, epm=init_state(iedr.P0, self.epm_config))
+        if state.termination is not None:  # no initial deficit, or a degenerate one
             self._state = state
             self._emit()
             return self.observation()
-        state = replace(state, iedr=iedr, epm=init_state(iedr.P0, self.epm_config))
         self._state = await self._next_user_line(state)
         if self.done:
             self._emit()
@@ -239,6 +241,8 @@ class EmpathyEnv:
     async def _initial_deficit(
         self, state: DialogueState
     ) -> tuple[InitialDeficit | None, DialogueState]:
+        """P_0 (stored, else the judge's IEDR); the state has ended as ``error`` when there is
+        none or when it is degenerate (:func:`empathos.epm.start_problem`)."""
         scenario = state.scenario
         p0 = scenario.initial_state()
         if p0 is not None:
@@ -246,13 +250,21 @@ class EmpathyEnv:
                 k: IndicatorRating(level=v, reasoning="stored IEDR")
                 for k, v in (scenario.iedr or {}).items()
             }
-            return InitialDeficit(ratings=stored, P0=tuple(p0)), state
-        out, state = await self.judge.act(judge_view(state, "iedr"), state)
-        if isinstance(out, Failure):
-            reason = f"no initial deficit: {out.reason}"
-            return None, state.ended(Termination(kind=TerminationKind.ERROR, turn=0, reason=reason))
-        vec = p0_from_iedr({k: r.level for k, r in out.items()}, EMPATHY_RUBRIC)
-        return InitialDeficit(ratings=out, P0=tuple(vec.tolist())), state
+            iedr, source = InitialDeficit(ratings=stored, P0=tuple(p0)), "stored"
+        else:
+            out, state = await self.judge.act(judge_view(state, "iedr"), state)
+            if isinstance(out, Failure):
+                reason = f"no initial deficit: {out.reason}"
+                return None, state.ended(
+                    Termination(kind=TerminationKind.ERROR, turn=0, reason=reason)
+                )
+            vec = p0_from_iedr({k: r.level for k, r in out.items()}, EMPATHY_RUBRIC)
+            iedr, source = InitialDeficit(ratings=out, P0=tuple(vec.tolist())), "judged"
+        problem = start_problem(iedr.P0, self.epm_config.zone_eps)
+        if problem is not None:
+            reason = f"scenario {scenario.id!r}: {source} IEDR gives a {problem}"
+            state = state.ended(Termination(kind=TerminationKind.ERROR, turn=0, reason=reason))
+        return iedr, state
 
     async def _next_user_line(self, state: DialogueState) -> DialogueState:
         if state.turn == 0 and self.config.open_with_topic:
