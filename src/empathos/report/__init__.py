@@ -7,6 +7,7 @@ from empathos.report.tables import (
     leaderboard_json,
     leaderboard_table,
     legend_text,
+    plural,
 )
 
 __all__ = [
@@ -17,4 +18,5 @@ __all__ = [
     "leaderboard_table",
     "legend_text",
     "pick_dialogue",
+    "plural",
 ]
