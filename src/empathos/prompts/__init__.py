@@ -5,6 +5,7 @@ Use the role builders (``user_prompt``, ``director_prompt``, ``judge_iedr_prompt
 returned ``RenderedPrompt.id`` and ``.version`` with every call.
 """
 
+from empathos.prompts.reading import rated_reply
 from empathos.prompts.render import (
     LANGUAGES,
     ROLES,
@@ -38,6 +39,7 @@ __all__ = [
     "judge_mdep_prompt",
     "load_template",
     "model_under_test_prompt",
+    "rated_reply",
     "render",
     "user_messages",
     "user_prompt",
