@@ -12,7 +12,9 @@ from empathos.sandbox import SandboxConfig, run_dialogue
 
 async def test_a_zero_judged_start_is_an_error_not_a_dialogue() -> None:
     script = Script(iedr_level=0)
-    rec = await run_dialogue(scenario(None), script.roles(), SandboxConfig(min_turns=3, max_turns=3))
+    rec = await run_dialogue(
+        scenario(None), script.roles(), SandboxConfig(min_turns=3, max_turns=3)
+    )
     assert rec.termination.kind is TerminationKind.ERROR and rec.termination.turn == 0
     assert rec.termination.reason == (
         f"scenario {rec.scenario_id!r}: judged IEDR gives a degenerate starting point "

@@ -161,6 +161,13 @@ class RunConfig(BaseModel):
         "one, finish_reason 'length' with nothing written): 'reply' records an empty reply "
         "that the judge rates and the score counts; 'error' ends the dialogue as an error.",
     )
+    judge_failures_limit: int = Field(
+        3,
+        ge=1,
+        le=1000,
+        description="A dialogue whose judge could not rate this many evaluations in a row "
+        "(after retries and re-asks) ends as an error at once, quoting the judge's last reply.",
+    )
     cache_path: Path | None = Field(
         None, description="SQLite response cache for roles with cache: true. None: "
         "<out>/cache.sqlite.",

@@ -160,6 +160,7 @@ def sandbox_config(config: RunConfig) -> SandboxConfig:
         system_prompt=config.system_prompt,
         director=config.director_mode,
         on_empty=config.on_empty,
+        judge_failures_limit=config.judge_failures_limit,
     )
 
 

@@ -64,6 +64,13 @@ class SandboxConfig(BaseModel):
         "one, a reasoning model out of tokens): 'reply' records it as an empty reply that the "
         "judge rates and the score counts; 'error' ends the dialogue as error.",
     )
+    judge_failures_limit: int = Field(
+        default=3,
+        ge=1,
+        description="After this many consecutive evaluations the judge could not rate (its "
+        "call failed after retries and re-asks, or its ratings were unusable) the dialogue "
+        "ends as error at once, its reason quoting the judge's last reply.",
+    )
     open_with_topic: bool = Field(
         default=True,
         description="Turn 1's user line is the persona's chat topic verbatim (no model call).",

@@ -40,6 +40,7 @@ from empathos.sandbox.agents import (
     Ratings,
     TestedReply,
     UserAgent,
+    clip,
 )
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.sandbox.events import DialogueObserver, TurnEvent
@@ -288,7 +289,7 @@ class EmpathyEnv:
         reward, term = math.nan, None
         if t % cfg.eval_every == 0 or t >= cfg.max_turns:
             state, reward, info = await self._evaluate(state, info)
-            term = check_termination(current_epm(state), cfg)
+            term = self._judge_gave_up(state) or check_termination(current_epm(state), cfg)
         packet = None
         if term is None:
             view = director_view(state)
@@ -327,6 +328,25 @@ class EmpathyEnv:
         )
         reward = self._reward(before, current_epm(state)) if scored else math.nan
         return state, reward, info
+
+    def _judge_gave_up(self, state: DialogueState) -> Termination | None:
+        """``error`` once the last ``judge_failures_limit`` evaluations were all unscored:
+        a judge that never answers validly ends the dialogue now, not after every remaining
+        turn's retries. The reason quotes the judge's last reply (kept, clipped, in the failed
+        call's ``metadata.output``)."""
+        limit = self.config.judge_failures_limit
+        recent = state.evaluations[-limit:]
+        if len(recent) < limit or any(ev.scored for ev in recent):
+            return None
+        roles = {self.judge.role, self.judge.model.role}
+        judge_calls = [c for c in state.calls if c.role in roles]
+        last = judge_calls[-1].metadata.get("output") if judge_calls else None
+        said = f"; its last reply: {clip(str(last), 200)!r}" if last else ""
+        reason = (
+            f"the judge failed {limit} evaluations in a row (judge_failures_limit): "
+            f"{recent[-1].unscored_reason}{said}"
+        )
+        return Termination(kind=TerminationKind.ERROR, turn=state.turn, reason=reason)
 
     def _reward(self, before: EPMPoint, after: EPMState) -> float:
         last = after.last
