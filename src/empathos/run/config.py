@@ -25,8 +25,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from empathos.errors import ConfigError
+from empathos.llm.config import local_model_id
 from empathos.llm.offline import OFFLINE_MODEL_ID
-from empathos.llm.roles import RoleEndpoint
+from empathos.llm.roles import RoleEndpoint, unknown_role
 
 __all__ = [
     "DEMO_MAX_TURNS",
@@ -381,7 +382,7 @@ def _cli_layer(cli: Mapping[str, Any]) -> dict[str, Any]:
     if cli.get("policy") is not None:
         mut["kind"] = "local"
         mut["path"] = str(cli["policy"])
-        mut.setdefault("model", Path(str(cli["policy"])).name or "local-policy")
+        mut.setdefault("model", local_model_id(cli["policy"]))
     if mut:
         roles["model_under_test"] = mut
     sandbox = _endpoint_flags(cli, "roles_")
@@ -430,6 +431,13 @@ def _check_roles(merged: dict[str, Any], file_layer: dict[str, Any], sources: _S
         return
     if not isinstance(roles, dict):
         raise sources.error("roles", "expected a mapping of role -> endpoint")
+    for key in roles:
+        problem = unknown_role(str(key), RolesConfig.model_fields)
+        if problem is not None:  # before "missing": a misspelled role is named as such
+            env = [n for k, n in sources.env.items() if k.startswith(f"roles.{key}.")]
+            if env:
+                raise ConfigError(problem, field=f"{env[0]} (environment)")
+            raise sources.error(f"roles.{key}", problem)
     if "roles" in file_layer:
         for role in REQUIRED_ROLES:
             if role not in roles:
