@@ -92,6 +92,16 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def _scenarios(config: Any, err: Console) -> tuple[list[Scenario], list[Scenario]]:
+    """The training and held-out scenarios; each invalid scenario of the source (e.g. a
+    degenerate P_0) is named on stderr and never trained on."""
+    loaded = load_scenarios(config.scenarios)
+    train, held = split_scenarios(config, loaded)
+    for problem in loaded.errors:
+        err.print(f"skipped: {problem.line()}", markup=False, highlight=False, soft_wrap=True)
+    return train, held
+
+
 def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) -> None:
     from empathos.train import Trainer, TrainerCallbacks, load_train_config
 
@@ -103,10 +113,7 @@ def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) ->
             field="--out",
         )
     roles = build_train_roles(config)
-    loaded = load_scenarios(config.scenarios)
-    train, held = split_scenarios(config, loaded)
-    for problem in loaded.errors:  # e.g. a degenerate P_0: named, never trained on
-        err.print(f"skipped: {problem.line()}", markup=False, highlight=False, soft_wrap=True)
+    train, held = _scenarios(config, err)
     progress = Progress(
         TextColumn("[bold]train"),
         BarColumn(),

@@ -37,6 +37,12 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def _write_tables(data: ReportData, tables: Path) -> None:
+    write_text_atomic(tables / "leaderboard.md", leaderboard_markdown(data))
+    write_text_atomic(tables / "leaderboard.tex", leaderboard_latex(data))
+    write_text_atomic(tables / "leaderboard.csv", leaderboard_csv_ci(data))
+
+
 def write_report(
     loaded: Sequence[LoadedRecord],
     out: Path,
@@ -80,10 +86,7 @@ def write_report(
         write_text_atomic(
             out / "index.html", render_html(data, details, title=title, sections=sections)
         )
-        tables = out / "tables"
-        write_text_atomic(tables / "leaderboard.md", leaderboard_markdown(data))
-        write_text_atomic(tables / "leaderboard.tex", leaderboard_latex(data))
-        write_text_atomic(tables / "leaderboard.csv", leaderboard_csv_ci(data))
+        _write_tables(data, out / "tables")
         t2 = time.process_time()
         if job is not None:
             save_summary_figures(data, out / "figures")
