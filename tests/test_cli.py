@@ -11,10 +11,7 @@ import pytest
 
 from empathos import __version__
 from empathos.cli.main import app
-from empathos.distill.config import load_distill_config
-from empathos.errors import ConfigError
 from empathos.run.config import load_run_config
-from empathos.train.config import load_train_config
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -33,38 +30,6 @@ def test_unknown_command_fails_without_traceback() -> None:
     )
     assert out.returncode != 0
     assert "Traceback" not in out.stderr
-
-
-def _line(exc: pytest.ExceptionInfo[ConfigError]) -> str:
-    return exc.value.line()
-
-
-def test_a_misspelled_role_is_named(tmp_path: Path) -> None:
-    run = tmp_path / "run.yaml"
-    run.write_text(
-        "roles:\n  user: {kind: offline}\n  director: {kind: offline}\n"
-        "  judg: {kind: offline}\n  model_under_test: {kind: offline}\n",
-        "utf-8",
-    )
-    with pytest.raises(ConfigError) as info:
-        load_run_config(run, {}, environ={})
-    assert _line(info) == (
-        f"{run}: roles.judg: unknown role 'judg' (did you mean 'judge'?); the roles are "
-        "user, director, judge, model_under_test, distiller"
-    )
-    with pytest.raises(ConfigError) as info:
-        load_run_config(None, {}, environ={"EMPATHOS_ROLES__JUDG__MODEL": "m"})
-    assert _line(info).startswith("EMPATHOS_ROLES__JUDG__MODEL (environment): unknown role 'judg'")
-    distill = tmp_path / "distill.yaml"
-    distill.write_text("roles:\n  distiler: {kind: offline}\n", "utf-8")
-    with pytest.raises(ConfigError) as info:
-        load_distill_config(distill, {})
-    assert "roles.distiler: unknown role 'distiler' (did you mean 'distiller'?)" in _line(info)
-    train = tmp_path / "train.yaml"
-    train.write_text("roles:\n  jduge: {kind: offline}\n", "utf-8")
-    with pytest.raises(ConfigError) as info:
-        load_train_config(train)
-    assert "roles.jduge: unknown role 'jduge' (did you mean 'judge'?)" in _line(info)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from empathos.distill.checks import DUPLICATE_SIMILARITY
 from empathos.errors import ConfigError
 from empathos.llm import ModelClient, ResponseCache, build_model
-from empathos.llm.roles import RoleEndpoint, load_handler, unknown_role
+from empathos.llm.roles import RoleEndpoint, load_handler
 
 __all__ = ["DistillConfig", "DistillRoles", "build_distill_model", "load_distill_config"]
 
@@ -97,10 +97,6 @@ def load_distill_config(path: Path | None, cli: dict[str, Any]) -> DistillConfig
             dist["api_key_env"] = flags["api_key_env"]
         roles["distiller"] = dist
         data["roles"] = roles
-    for key in data.get("roles") or {}:
-        problem = unknown_role(str(key), DistillRoles.model_fields)
-        if problem is not None:
-            raise ConfigError(problem, file=path, field=f"roles.{key}")
     try:
         return DistillConfig.model_validate(data)
     except ValidationError as exc:

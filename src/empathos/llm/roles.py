@@ -8,11 +8,9 @@ imports it, so a bad name fails at start with one line naming the role.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.util
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
@@ -22,7 +20,7 @@ from empathos.errors import ConfigError
 from empathos.llm.config import EndpointConfig
 from empathos.llm.scripted import Handler
 
-__all__ = ["RoleEndpoint", "load_handler", "unknown_role"]
+__all__ = ["RoleEndpoint", "load_handler"]
 
 
 class RoleEndpoint(EndpointConfig):
@@ -84,15 +82,3 @@ def load_handler(spec: str, role: str) -> Handler:
     if not callable(handler):
         raise ConfigError(f"{target} has no function {attr!r}", field=where)
     return cast(Handler, handler)
-
-
-def unknown_role(key: str, known: Iterable[str]) -> str | None:
-    """The problem with a config's ``roles.<key>`` when ``key`` is not one of ``known``
-    (None: it is): it names the key, the closest known role and every known one, so a
-    misspelled role (``judg``) is not reported as a missing ``judge``."""
-    names = list(known)
-    if key in names:
-        return None
-    close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown role {key!r}{hint}; the roles are {', '.join(names)}"

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from empathos.errors import ConfigError
 from empathos.llm.config import local_model_id
 from empathos.llm.offline import OFFLINE_MODEL_ID
-from empathos.llm.roles import RoleEndpoint, unknown_role
+from empathos.llm.roles import RoleEndpoint
 
 __all__ = [
     "DEMO_MAX_TURNS",
@@ -431,13 +431,6 @@ def _check_roles(merged: dict[str, Any], file_layer: dict[str, Any], sources: _S
         return
     if not isinstance(roles, dict):
         raise sources.error("roles", "expected a mapping of role -> endpoint")
-    for key in roles:
-        problem = unknown_role(str(key), RolesConfig.model_fields)
-        if problem is not None:  # before "missing": a misspelled role is named as such
-            env = [n for k, n in sources.env.items() if k.startswith(f"roles.{key}.")]
-            if env:
-                raise ConfigError(problem, field=f"{env[0]} (environment)")
-            raise sources.error(f"roles.{key}", problem)
     if "roles" in file_layer:
         for role in REQUIRED_ROLES:
             if role not in roles:

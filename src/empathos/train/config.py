@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from empathos.errors import ConfigError
 from empathos.llm import EndpointConfig
-from empathos.llm.roles import unknown_role
 from empathos.rl.batch import AdvantageConfig
 from empathos.rl.loss import PPOLossConfig
 
@@ -197,9 +196,9 @@ def load_train_config(
             field="--estimator" if "estimator" in given else "estimator",
         )
     for role in config.roles:
-        problem = unknown_role(role, ("user", "judge", "director"))
-        if problem is not None:
-            raise ConfigError(problem, file=path, field=f"roles.{role}")
+        if role not in ("user", "judge", "director"):
+            raise ConfigError(f"unknown role {role!r}; valid: user, judge, director",
+                              file=path, field=f"roles.{role}")  # fmt: skip
     if config.rollout.min_turns > config.rollout.max_turns:
         raise ConfigError(
             f"min_turns ({config.rollout.min_turns}) is above max_turns "
