@@ -84,6 +84,9 @@ class ModelCallError(EmpathosError):
         self.attempts = attempts
         #: The failed call's record (an ``empathos.llm.CallRecord``), set by the model client.
         self.record: object | None = None
+        #: The model's last reply when it could not be used (invalid output), set by the
+        #: model client: what a user needs to see why a judge never answered validly.
+        self.output: str | None = None
         where = " ".join(x for x in (f"role={role}" if role else "", endpoint or "") if x)
         super().__init__(problem, field=where or None)
 

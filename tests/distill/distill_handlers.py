@@ -92,10 +92,22 @@ def persona(text: str) -> dict[str, object]:
     }
 
 
+_STAGES = {
+    "en": ("It brings back an old memory: ", "Looking back at what happened: ",
+           "She asks herself what it says about her: ", "It all comes out at once: "),
+    "zh": ("这件事勾起了一段旧回忆：", "回头看发生的一切：", "她问自己这说明了什么：",
+           "情绪一下子全涌了出来："),
+}  # fmt: skip
+
+
 def crisis(text: str) -> dict[str, object]:
     sit = _situation(text)
     zh = _zh(text)
-    stages = [{"title": f"{'阶段' if zh else 'Stage'} {i}", "content": sit} for i in range(1, 5)]
+    lead = _STAGES["zh" if zh else "en"]
+    stages = [
+        {"title": f"{'阶段' if zh else 'Stage'} {i}", "content": lead[i - 1] + sit}
+        for i in range(1, 5)
+    ]
     return {
         "topic": sit,
         "trigger": sit,
@@ -118,10 +130,24 @@ def variant(text: str) -> dict[str, object]:
     return {"threshold": "high", "persona": persona(fake), "crisis": crisis(fake)}
 
 
+#: The judge's IEDR levels (C.1 .. P.3): P_0 = (-4, -9, -6), far enough from the goal.
+IEDR_LEVELS = {"C.1": 1, "C.2": 1, "C.3": 0, "A.1": 1, "A.2": 1, "A.3": 1, "P.1": 1, "P.2": 1,
+               "P.3": 0}  # fmt: skip
+
+
+def iedr() -> dict[str, object]:
+    return {
+        k: {"level": v, "evidence": "0" if v == 0 else "scripted", "reasoning": "scripted"}
+        for k, v in IEDR_LEVELS.items()
+    }
+
+
 def handler(request: ChatRequest) -> Reply:
     """The distiller and the judge of the distill tests."""
     text = _prompt(request)
     name = request.schema_name
+    if name == "IEDRForm":
+        return iedr()
     if name == "Features":
         return features(text)
     if name == "PersonaDraft":

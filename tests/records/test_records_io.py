@@ -239,3 +239,19 @@ def test_version_2_record_still_reads_and_version_3_fields_default(tmp_path: Pat
     back = read_record(_write(tmp_path / "v2.json", data))
     assert back.schema_version == 2 and back.rejudged is None
     assert back.model_calls[0].cached_prompt_tokens is None
+
+
+def test_a_cut_inside_a_utf8_sequence_reads_like_any_cut(tmp_path: Path) -> None:
+    """Cut short anywhere, a record gets one message: 'not valid JSON/UTF-8 at byte N'."""
+    text = json.dumps({"schema_version": 2, "note": "共情"}, ensure_ascii=False).encode("utf-8")
+    inside = text.index("共".encode()) + 1  # after the first byte of a three-byte character
+    cut_utf8 = tmp_path / "utf8.json"
+    cut_utf8.write_bytes(text[:inside])
+    after = text.index(b",") + 1  # '{"schema_version": 2,' and then nothing
+    cut_json = tmp_path / "half.json"
+    cut_json.write_bytes(text[:after])
+    for path, byte in ((cut_utf8, inside - 1), (cut_json, after)):
+        with pytest.raises(RecordError) as info:
+            read_record(path)
+        assert info.value.field == "(file)"
+        assert info.value.problem.startswith(f"not valid JSON/UTF-8 at byte {byte}")

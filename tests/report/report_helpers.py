@@ -16,8 +16,8 @@ def empathos(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]
     )
 
 
-def score_json(*paths: Path) -> dict[str, dict[str, Any]]:
-    """``empathos score --format json`` rows by model."""
+def score_json(*paths: Path | str) -> dict[str, dict[str, Any]]:
+    """``empathos score --format json`` rows by model (extra options may follow the paths)."""
     out = empathos("score", *map(str, paths), "--format", "json")
     assert out.returncode == 0, out.stderr
     return {row["model"]: row for row in json.loads(out.stdout)}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_fixtures import write_models
 from report_helpers import empathos, score_json
 
 from empathos.examples import examples_dir
@@ -168,3 +169,61 @@ def test_the_pages_bzip2_decoder_matches_python(browser: Any) -> None:
     got = page.evaluate(decode, base64.b64encode(two).decode())
     assert base64.b64decode(got) == b"first stream second stream"
     page.close()
+
+
+_RADAR_GEOMETRY = """
+id => {
+  const div = document.getElementById(id);
+  const box = e => { const r = e.getBoundingClientRect();
+                     return [r.left, r.top, r.right, r.bottom]; };
+  const legend = div.querySelector('g.legend rect.bg');
+  const bar = div.querySelector('g.legend rect.scrollbar');
+  return {
+    div: box(div),
+    plot: box(div.querySelector('g.polarsublayer.angular-grid')),
+    legend: legend ? box(legend) : null,
+    scrollbar: bar ? box(bar)[3] - box(bar)[1] : 0,
+    names: Array.from(div.querySelectorAll('g.legend text.legendtext')).map(t => t.textContent),
+    ticks: Array.from(div.querySelectorAll('g.angularaxistick text')).map(box),
+  };
+}
+"""
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _inside(a: list[float], outer: list[float]) -> bool:
+    return (
+        a[0] >= outer[0] - 0.5
+        and a[1] >= outer[1] - 0.5
+        and a[2] <= outer[2] + 0.5
+        and (a[3] <= outer[3] + 0.5)
+    )
+
+
+def test_radars_stay_readable_at_16_models(browser: Any, tmp_path: Path) -> None:
+    """Screenshot of each radar at 16 models: the legend lists every model without a
+    scrollbar and sits beside the plot, never over it or over an axis label; no axis label is
+    clipped by the figure's edge. The screenshots stay in the test's tmp_path for a look."""
+    root = tmp_path / "results"
+    names = write_models(root, n_models=16, opaque=2)
+    out = tmp_path / "report"
+    res = empathos("report", str(root), "--out", str(out), "--scenarios", "builtin", "--no-figures")
+    assert res.returncode == 0, res.stderr
+    page, errors = _open(browser, out)
+    for grouping in ("domain", "mechanism", "persona"):
+        rid = f"radar-{grouping}"
+        page.locator(f"#{rid}").scroll_into_view_if_needed()
+        page.locator(f"#{rid}").screenshot(path=str(tmp_path / f"{rid}.png"))
+        g = page.evaluate(_RADAR_GEOMETRY, rid)
+        assert sorted(g["names"]) == sorted(names), grouping
+        assert g["scrollbar"] == 0, f"{grouping}: the legend scrolls"
+        assert g["legend"] is not None and _inside(g["legend"], g["div"]), grouping
+        assert not _overlap(g["legend"], g["plot"]), f"{grouping}: legend over the plot"
+        assert len(g["ticks"]) >= 4
+        for tick in g["ticks"]:
+            assert _inside(tick, g["div"]), f"{grouping}: axis label clipped {tick}"
+            assert not _overlap(tick, g["legend"]), f"{grouping}: legend over an axis label"
+    assert errors == []

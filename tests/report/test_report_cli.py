@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+from report_fixtures import SCENARIOS, write_models
 from report_helpers import empathos, score_json
 
 from empathos.examples import examples_dir
@@ -131,3 +132,81 @@ def test_score_points_at_report() -> None:
     res = empathos("score", str(examples_dir()))
     assert res.returncode == 0
     assert "empathos report" in res.stderr
+
+
+def test_report_counts_every_dialogue_of_models_behind_endpoint_ids(tmp_path: Path) -> None:
+    """Issue 24: two of 16 models carry opaque endpoint ids (their rows are named by
+    directory); every one of their dialogues reaches the page count, the leaderboard's
+    scenarios and intervals, the heatmap, the trajectories and the dialogue list."""
+    root = tmp_path / "results"
+    dirs = write_models(root, n_models=16, opaque=2)
+    n = 16 * len(SCENARIOS)
+    out = tmp_path / "report"
+    res = empathos("report", str(root), "--out", str(out), "--scenarios", "builtin", "--no-figures")
+    assert res.returncode == 0, res.stderr
+    assert f"16 models, {n} dialogues" in res.stderr
+    scored = score_json(root)
+    assert set(scored) == set(dirs) and sum(r["n"] for r in scored.values()) == n
+    _check_numbers(out, scored)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert f"16 models, {n} dialogues" in page
+    data = _payload(out)
+    assert len(data["dialogues"]) == n
+    assert {row[0] for row in data["dialogues"]} == set(dirs)
+    for opaque in dirs[-2:]:
+        # its leaderboard row: every scenario, one trial, an interval
+        row = re.search(r'<tr data-model="' + re.escape(opaque) + r'">(.*?)</tr>', page)
+        assert row is not None
+        cells = re.findall(r"<td>([^<]*)", row.group(1))
+        assert cells[1:4] == [str(len(SCENARIOS)), str(len(SCENARIOS)), "1"], cells
+        assert _csv_rows(out)[opaque]["epmq_lo"] != ""
+    heat = data["figs"]["heatmap"]["data"][0]
+    assert heat["y"] == data["models"]
+    assert all(v is not None for z_row in heat["z"] for v in z_row)
+    for model in dirs:
+        three_d = data["traj"][model][0]["data"]
+        lines = sum(v is None for t in three_d if t.get("mode") == "lines" for v in t["x"])
+        assert lines == len(SCENARIOS), model
+    for grouping in ("domain", "mechanism", "persona"):
+        traces = data["figs"][f"radar-{grouping}"]["data"]
+        assert {t["name"] for t in traces} == set(dirs)
+        assert all(t["r"] and all(v is not None for v in t["r"]) for t in traces)
+
+
+def test_score_report_and_compare_name_a_model_alike(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    dirs = write_models(root, n_models=3, opaque=1)
+    for label, expected in (("auto", dirs), ("dir", dirs)):
+        scored = score_json(root, "--label", label)
+        assert sorted(scored) == sorted(expected)
+        out = tmp_path / f"report-{label}"
+        res = empathos("report", str(root), "--out", str(out), "--no-figures", "--label", label)
+        assert res.returncode == 0, res.stderr
+        assert sorted(_payload(out)["models"]) == sorted(expected)
+    record_names = sorted(score_json(root, "--label", "record"))
+    assert record_names[0].startswith("Custom-ep-") and record_names[1:] == dirs[:2]
+    res = empathos("compare", str(root / dirs[0]), str(root / dirs[2]))
+    assert res.returncode == 0, res.stderr
+    assert f"{dirs[0]} (A) vs {dirs[2]} (B)" in res.stdout
+    res = empathos("compare", str(root / dirs[0]), str(root / dirs[2]), "--label", "record")
+    assert "Custom-ep-" in res.stdout
+
+
+def test_compare_with_a_side_of_errors_only_says_so(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    dirs = write_models(root, n_models=2, opaque=0)
+    for f in (root / dirs[1]).glob("*.json"):
+        doc = json.loads(f.read_text("utf-8"))
+        doc["status"] = "error"
+        doc["termination_reason"] = "API error: the endpoint kept failing"
+        f.write_text(json.dumps(doc), "utf-8")
+    errors = score_json(root)[dirs[1]]
+    assert errors["n"] == 0 and errors["extra"]["errors"] == len(SCENARIOS)
+    res = empathos("compare", str(root / dirs[0]), str(root / dirs[1]))
+    assert res.returncode != 0
+    assert "nan" not in (res.stdout + res.stderr).lower()
+    line = res.stderr.strip().splitlines()[-1]
+    assert line == (
+        f"error: {dirs[1]} has no scored dialogue to compare: {len(SCENARIOS)} of "
+        f"{len(SCENARIOS)} ended as errors (see their termination reasons)"
+    )

@@ -12,6 +12,15 @@ from empathos.llm.scripted import Reply
 from empathos.sandbox.state import EMPTY_REPLY_TEXT
 
 SECRET_WORD = "sourdough"  # appears in the opening line of the bundled case en-01-sourdough
+IEDR_KEYS = ("C.1", "C.2", "C.3", "A.1", "A.2", "A.3", "P.1", "P.2", "P.3")
+
+
+def judge(request: ChatRequest) -> Reply:
+    """A scripted judge for cases without a stored P_0: every IEDR indicator at level 2
+    (auto_reply's level 0 would be a degenerate start, refused); auto_reply otherwise."""
+    if request.schema_name == "IEDRForm":
+        return {k: {"level": 2, "evidence": "e", "reasoning": "scripted"} for k in IEDR_KEYS}
+    return auto_reply(request)
 
 
 def fail_on_sourdough(request: ChatRequest) -> Reply:
@@ -64,7 +73,7 @@ def judge_needs_no_reply_mark(request: ChatRequest) -> Reply:
     text = "\n".join(m.content for m in request.messages)
     if request.schema_name == "MDEPForm" and EMPTY_REPLY_TEXT["en"] not in text:
         raise fault("fatal", "the judge was not shown the empty reply")
-    return auto_reply(request)
+    return judge(request)
 
 
 def _levels(text: str, choices: tuple[int, ...], n: int) -> list[int]:

@@ -248,7 +248,10 @@ def test_trials_make_one_dialogue_per_seed(tmp_path: Path) -> None:
 
 
 def test_official_cases_of_the_published_layout(tmp_path: Path, empa_sample: Path) -> None:
-    config = write_config(tmp_path / "run.yaml", roles=scripted_roles(), max_turns=2)
+    # published cases store no P_0: the judge's IEDR gives it (auto_reply's zeros would be a
+    # degenerate start, refused)
+    roles = scripted_roles(judge="judge")
+    config = write_config(tmp_path / "run.yaml", roles=roles, max_turns=2)
     out = tmp_path / "out"
     args = ["--scenarios", empa_sample, "--cases", "official", "--limit", "2"]
     done = empathos("run", "--config", config, "--out", out, *args, cwd=tmp_path)

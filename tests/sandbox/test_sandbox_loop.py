@@ -184,16 +184,20 @@ async def test_epm_terminations_through_the_loop(kind: str) -> None:
 
 async def test_director_stop_only_when_victory_holds() -> None:
     end = ToolReply("end_conversation", {"reason": "done"})
-    # K = 2: the evaluation at turn 2 meets every victory condition but t < min_turns = 3;
-    # the director's stop at turn 1 is ignored (recorded), the one at turn 3 is honoured.
-    script = Script(judge_levels=[DEEP], director_actions={1: end, 2: end, 3: end})
-    cfg = SandboxConfig(min_turns=3, max_turns=8, eval_every=2)
-    rec = await run_dialogue(scenario((-2.0, -2.0, -2.0)), script.roles(), cfg)
-    assert rec.termination.kind is K.DIRECTOR_STOP and rec.termination.turn == 3
-    assert [(a.turn, a.action, a.honoured) for a in rec.director] == [
+    # K = 2: the evaluation at turn 4 meets every victory condition but t < min_turns = 5;
+    # the director's stops at turns 1 and 4 are ignored (recorded), the one at turn 5 (no
+    # evaluation there) is honoured. P_0 sits two deep steps from the goal: one step can never
+    # close a start distance of at least MIN_START_DISTANCE.
+    script = Script(judge_levels=[DEEP, DEEP], director_actions={1: end, 4: end, 5: end})
+    cfg = SandboxConfig(min_turns=5, max_turns=8, eval_every=2)
+    rec = await run_dialogue(scenario((-5.0, -5.0, -5.0)), script.roles(), cfg)
+    assert rec.termination.kind is K.DIRECTOR_STOP and rec.termination.turn == 5
+    assert [
+        (a.turn, a.action, a.honoured) for a in rec.director if a.action == "end_conversation"
+    ] == [
         (1, "end_conversation", False),
-        (2, "end_conversation", False),
-        (3, "end_conversation", True),
+        (4, "end_conversation", False),
+        (5, "end_conversation", True),
     ]
     assert rec.success and replay_record(rec, "stop").status == "ok"
 

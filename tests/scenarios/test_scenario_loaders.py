@@ -153,7 +153,7 @@ def test_stored_p0_must_agree_with_iedr(make_scenario: Any) -> None:
     assert p0 == (-5.0, -17.0, -12.0)
     assert parse_scenario(make_scenario(p0=list(p0)), "x.yaml").initial_state() == p0
     with pytest.raises(ScenarioError, match="disagrees"):
-        parse_scenario(make_scenario(p0=[-1.0, -1.0, -1.0]), "x.yaml")
+        parse_scenario(make_scenario(p0=[-10.0, -10.0, -10.0]), "x.yaml")
 
 
 def test_hash_ignores_provenance_but_not_content(

@@ -91,7 +91,7 @@ def test_a_copied_results_folder_does_not_double_the_models(
     assert len(rows) == 2 and {r["n"] for r in rows.values()} == {30}
     dup_lines = [ln for ln in out.stderr.splitlines() if ln.startswith("warning: duplicate")]
     assert len(dup_lines) == 60 and all("(copy)" in ln for ln in dup_lines)
-    assert "60 duplicate(s) counted once" in out.stderr
+    assert "60 duplicates counted once" in out.stderr
     counted = _run("score", results, "--format", "json", "--allow-duplicates")
     assert {r["n"] for r in _rows(counted).values()} == {60}
     assert "warning: duplicate" not in counted.stderr
@@ -243,7 +243,7 @@ def test_the_table_shows_errors_next_to_n(tmp_path: Path) -> None:
     row = next(ln for ln in out.stdout.splitlines() if ln.lstrip("│ ").startswith("m "))
     values = [c.strip() for c in row.split("│") if c.strip()]
     assert values[1:4] == ["1", "7", "1"]
-    assert "1 dialogue(s) scored, 7 ended as errors (not scored)" in out.stderr
+    assert "1 dialogue scored, 7 ended as errors (not scored)" in out.stderr
 
 
 def test_help_explains_every_column() -> None:

@@ -165,3 +165,26 @@ def test_rubric_only_score_ties_where_the_epm_sees_the_moved_credit(runs: Path) 
     assert rubric["tie_rate"] == 1.0 and rubric["verdict"] == "insensitive"
     assert epm["tie_rate"] < 0.5
     assert not any(r["scorer"] == "direct" for r in doc["table"])
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_judge_fooled_by_affect_words_rewards_sycophancy(
+    runs: Path, runs_zh: Path, language: str
+) -> None:
+    """Issue 24: a judge that sees progress in any reply holding affect words ties on most
+    points (the originals that hold such words too) and scores the affect-only replies higher
+    on all the others. A significant shift of the pairs that moved is the verdict, before the
+    tie rule ("insensitive" before), and the summary is built from the per-kind rows (the
+    pooled row mixes affect's rise with the other kinds' drop)."""
+    root = runs if language == "en" else runs_zh
+    doc = study([root / "model-a", root / "model-b"], judge("affect_words"), pairs=36)
+    affect = row(doc, "sycophancy", "affect", "epm")
+    assert affect["n"] == 36
+    assert affect["tie_rate"] >= 0.5  # the tie rule alone would call it insensitive
+    assert affect["pr_negative"] == 0 and affect["mean"] > 0 and affect["p_value"] < 0.05
+    assert affect["verdict"] == "rewards"
+    for kind in ("slogans", "jargon"):  # no affect word: the originals' credit is lost
+        assert row(doc, "sycophancy", kind, "epm")["verdict"] == "detects"
+    assert "The judge REWARDS sycophancy (affect)" in doc["conclusion"]
+    assert "affect rewards (n 36, mean delta_E +" in doc["conclusion"]
+    assert "slogans detects" in doc["conclusion"] and "jargon detects" in doc["conclusion"]

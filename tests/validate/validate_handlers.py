@@ -14,6 +14,7 @@ import re
 
 from empathos.llm import ChatRequest, auto_reply
 from empathos.llm.scripted import Reply
+from empathos.prompts import rated_reply
 
 KEYWORDS = {"C": "understand", "A": "feel", "P": "you can"}
 REPLIES = {
@@ -21,6 +22,15 @@ REPLIES = {
     "A": "I feel how heavy this is for you; that sadness makes complete sense.",
     "P": "You can take one small step tonight, and you have done harder things before.",
 }
+#: The same three replies in Chinese (the records of the Chinese scenarios hold these).
+REPLIES_ZH = {
+    "C": "我理解：真正的问题是计划落空了，而不是你失败了。",
+    "A": "我能感受到这件事对你有多沉重，这份难过完全说得通。",
+    "P": "今晚你可以先迈出一小步，你以前做过更难的事。",
+}
+#: Words that make the affect-fooled judge see progress, whatever the reply does.
+AFFECT_WORDS = ("feel", "sorry", "understand", "heart", "love", "warm", "moved", "touch",
+                "感受", "理解", "陪你", "爱", "温暖", "感动", "拥抱", "触动")  # fmt: skip
 _PROG = {"high": 2, "medium": 1, "low": 0}
 
 
@@ -135,4 +145,17 @@ def credit_mover(request: ChatRequest) -> Reply:
         top = [a for a in "CAP" if pri[a] == "high"] or [a for a in "CAP" if pri[a] == "medium"]
         prog = {top[0]: 2} if top and _addressed(_reply(text)) else {}
         return _form(prog, {})
+    return auto_reply(request)
+
+
+def affect_words(request: ChatRequest) -> Reply:
+    """Fooled by affect words: progress on every axis whenever the rated reply (found by the
+    library's own helper, in either language) holds one of AFFECT_WORDS, nothing otherwise.
+    Performative warmth is exactly what such a judge rewards."""
+    if request.schema_name == "MDEPForm":
+        reply = rated_reply(_prompt(request)).lower()
+        level = 1 if any(w in reply for w in AFFECT_WORDS) else 0
+        return _form(dict.fromkeys("CAP", level), {})
+    if request.schema_name == "DirectRating":
+        return {"rating": 5, "reason": "constant"}
     return auto_reply(request)

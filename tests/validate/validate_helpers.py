@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from validate_handlers import REPLIES
+from validate_handlers import REPLIES, REPLIES_ZH
 
 from empathos.epm import EPMConfig
 from empathos.records import IndicatorRating, Turn, record_from_ratings, write_record
@@ -15,9 +15,9 @@ HANDLERS = Path(__file__).parent / "validate_handlers.py"
 N_TURNS = 5
 
 
-def english() -> list[Scenario]:
-    """The bundled English scenarios."""
-    return [s for s in load_builtin().scenarios if s.labels.language == "en"]
+def english(language: str = "en") -> list[Scenario]:
+    """The bundled scenarios in ``language`` (English by default)."""
+    return [s for s in load_builtin().scenarios if s.labels.language == language]
 
 
 def _axis(scenario: Scenario, level: PriorityLevel) -> str:
@@ -34,14 +34,16 @@ def _ratings(axis: str) -> dict[str, IndicatorRating]:
     }
 
 
-def write_runs(root: Path) -> Path:
-    """``root/model-a`` and ``root/model-b``, one record per English scenario each."""
+def write_runs(root: Path, language: str = "en") -> Path:
+    """``root/model-a`` and ``root/model-b``, one record per bundled scenario in
+    ``language`` each (the replies in that language)."""
     config = EPMConfig(max_turns=N_TURNS, min_turns=N_TURNS)
+    replies = REPLIES_ZH if language == "zh" else REPLIES
     for model, level in (("model-a", PriorityLevel.HIGH), ("model-b", PriorityLevel.LOW)):
-        for sc in english():
+        for sc in english(language):
             axis = _axis(sc, level)
             turns = [
-                Turn(index=i, user=f"line {i} of {sc.id}", assistant=REPLIES[axis])
+                Turn(index=i, user=f"line {i} of {sc.id}", assistant=replies[axis])
                 for i in range(1, N_TURNS + 1)
             ]
             iedr = {k: IndicatorRating(level=v) for k, v in (sc.iedr or {}).items()}

@@ -83,6 +83,19 @@ def _clients(config: DistillConfig, out: Path) -> tuple[ModelClient, ModelClient
     )
 
 
+def _demo_note(config: DistillConfig) -> None:
+    """Say up front when a role runs on the bundled 135M model: far too small to write or rate
+    scenarios, so the output demonstrates the pipeline (expect its items to fail the checks)."""
+    offline = [r for r in ("distiller", "judge") if config.endpoint(r).kind == "offline"]
+    if offline:
+        typer.echo(
+            f"note: {' and '.join(offline)} run on the bundled 135M offline model: the output "
+            "demonstrates the pipeline and is not a usable scenario set (degenerate items fail "
+            "the checks); give --model/--base-url or roles in --config for real scenarios",
+            err=True,
+        )
+
+
 def _print_summary(summary: DistillSummary) -> int:
     for item in summary.items:
         if item.status not in ("written", "valid"):
@@ -120,6 +133,7 @@ def run_cmd(
     """Distil conversations into OUT/scenarios (resumable: rerun the same command)."""
     from empathos.distill import DistillOptions, read_conversations, run_distill
     from empathos.distill.config import load_distill_config
+    from empathos.report import plural
 
     cli: dict[str, Any] = {
         "model": model,
@@ -139,7 +153,8 @@ def run_cmd(
         id_prefix=config.id_prefix,
         duplicate_similarity=config.duplicate_similarity,
     )
-    typer.echo(f"distilling {len(convs)} conversation(s) into {out}", err=True)
+    typer.echo(f"distilling {plural(len(convs), 'conversation')} into {out}", err=True)
+    _demo_note(config)
 
     async def go() -> DistillSummary:
         try:
@@ -181,6 +196,7 @@ def expand_cmd(
             f"choose one scenario with --case (found: {found or 'none'})", file=scenario
         )
     distiller, judge = _clients(config, out)
+    _demo_note(config)
 
     async def go() -> DistillSummary:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -51,6 +52,27 @@ app.add_typer(distill.app, name="distill")
 def version_cmd() -> None:
     """Print the installed version."""
     typer.echo(__version__)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the installed version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Evaluate empathic support as a process (EMPA) and train policies for it (MAPO)."""
 
 
 def main() -> None:

@@ -9,9 +9,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from empathos.cli.score import Preset, _load, _paths_or_examples
+from empathos.cli.score import Label, LabelOpt, Preset, _load, _paths_or_examples
 from empathos.epm import EPMConfig
 from empathos.records import LoadedRecord
+from empathos.report import plural
 from empathos.report.compare import (
     METRICS,
     compare_records,
@@ -58,46 +59,69 @@ def _labels(
 
 
 def _report(
-    paths: list[Path], out: Path, preset: Preset, scenarios: list[str] | None, figures: bool
+    paths: list[Path],
+    out: Path,
+    preset: Preset,
+    scenarios: list[str] | None,
+    figures: bool,
+    label: Label,
 ) -> int:
     err = Console(stderr=True)
     records, errors = _load(paths, err)
     config = EPMConfig.preset(preset.value)
     data = write_report(
         records, out, config=config, labels=_labels(paths, scenarios, records, err),
-        preset=preset.value, figures=figures,
+        preset=preset.value, figures=figures, label_by=label.value,
     )  # fmt: skip
     size = (out / "index.html").stat().st_size / 1e6
     err.print(
-        f"wrote {out / 'index.html'} ({size:.1f} MB): {len(data.models)} models, "
-        f"{len(data.dialogues)} dialogues; {len(errors)} files skipped",
+        f"wrote {out / 'index.html'} ({size:.1f} MB): {plural(len(data.models), 'model')}, "
+        f"{plural(len(data.dialogues), 'dialogue')}; {plural(len(errors), 'file')} skipped",
         markup=False, highlight=False, soft_wrap=True,
     )  # fmt: skip
     return 1 if errors or not records else 0
 
 
-def _compare(
-    a: Path, b: Path, metric: str, preset: Preset, out: Path | None, scenarios: list[str] | None
-) -> int:
-    err = Console(stderr=True)
+def _sides(
+    a: Path, b: Path, label: Label, err: Console
+) -> tuple[list[LoadedRecord], list[LoadedRecord], tuple[str, str], bool]:
+    """Both sides' records and names (named as ``score --label`` names their rows; the same
+    name twice gets each side's path); whether a file could not be read."""
     ra, ea = _load([a], err)
     rb, eb = _load([b], err)
-    name_a, name_b = single_model(ra, str(a)), single_model(rb, str(b))
+    name_a = single_model(ra, str(a), label.value)
+    name_b = single_model(rb, str(b), label.value)
     if name_a == name_b:
         name_a, name_b = f"{name_a} ({a})", f"{name_b} ({b})"
-        ra = [LoadedRecord(x.path, name_a, x.record.model_copy(update={"model": None})) for x in ra]
-        rb = [LoadedRecord(x.path, name_b, x.record.model_copy(update={"model": None})) for x in rb]
+    # the records carry their side's name, so every later step (the report) names it so too
+    ra = [LoadedRecord(x.path, name_a, x.record.model_copy(update={"model": None})) for x in ra]
+    rb = [LoadedRecord(x.path, name_b, x.record.model_copy(update={"model": None})) for x in rb]
+    return ra, rb, (name_a, name_b), bool(ea or eb)
+
+
+def _compare(
+    a: Path,
+    b: Path,
+    metric: str,
+    preset: Preset,
+    out: Path | None,
+    scenarios: list[str] | None,
+    label: Label,
+) -> int:
+    err = Console(stderr=True)
+    ra, rb, names, unreadable = _sides(a, b, label, err)
     config = EPMConfig.preset(preset.value)
-    result = compare_records(ra, rb, metric=metric, config=config, names=(name_a, name_b))
+    result = compare_records(ra, rb, metric=metric, config=config, names=names)
     Console(soft_wrap=True, highlight=False).print(comparison_table(result))
     if out is not None:
         write_report(
             [*ra, *rb], out, config=config,
             labels=_labels([a, b], scenarios, [*ra, *rb], err), preset=preset.value,
-            title=f"empathos compare: {name_a} vs {name_b}", sections=[comparison_html(result)],
+            title=f"empathos compare: {names[0]} vs {names[1]}",
+            sections=[comparison_html(result)], label_by="dir",
         )  # fmt: skip
         err.print(f"wrote {out / 'index.html'}", markup=False, highlight=False, soft_wrap=True)
-    return 1 if ea or eb else 0
+    return 1 if unreadable else 0
 
 
 def register(app: typer.Typer) -> None:
@@ -119,10 +143,11 @@ def register(app: typer.Typer) -> None:
         figures: Annotated[
             bool, typer.Option(help="Also write figures/ (PNG and SVG, matplotlib).")
         ] = True,
+        label: LabelOpt = Label.auto,
     ) -> None:
         """Write an HTML report (leaderboard with intervals, breakdowns, trajectories,
         every dialogue), figures and tables into --out."""
-        code = _report(_paths_or_examples(paths), out, preset, scenarios, figures)
+        code = _report(_paths_or_examples(paths), out, preset, scenarios, figures, label)
         if code:
             raise typer.Exit(code)
 
@@ -138,9 +163,11 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option(help="Also write a report of A and B with the comparison.")
         ] = None,
         scenarios: ScenariosOpt = None,
+        label: LabelOpt = Label.auto,
     ) -> None:
         """Paired comparison of two models on their shared scenarios (and trials): wins,
-        losses, ties, mean difference with a bootstrap interval and a permutation p-value."""
-        code = _compare(a, b, metric, preset, out, scenarios)
+        losses, ties, mean difference with a bootstrap interval and a permutation p-value.
+        A side with no scored dialogue (all errors), or no shared pair, is an error."""
+        code = _compare(a, b, metric, preset, out, scenarios, label)
         if code:
             raise typer.Exit(code)

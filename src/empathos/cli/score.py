@@ -13,12 +13,18 @@ from empathos.epm import EPMConfig
 from empathos.errors import RecordError
 from empathos.examples import examples_dir
 from empathos.records import LoadedRecord, load_records
-from empathos.report import COLUMN_LEGEND, leaderboard_csv, leaderboard_json, leaderboard_table
+from empathos.report import (
+    COLUMN_LEGEND,
+    leaderboard_csv,
+    leaderboard_json,
+    leaderboard_table,
+    plural,
+)
 from empathos.scoring.integrity import contradictions, drop_duplicates
 from empathos.scoring.leaderboard import leaderboard
 from empathos.scoring.replay import replay_loaded
 
-__all__ = ["By", "Format", "Label", "Preset", "register"]
+__all__ = ["By", "Format", "Label", "LabelOpt", "Preset", "register"]
 
 
 class Preset(StrEnum):
@@ -51,6 +57,14 @@ class Label(StrEnum):
     record = "record"
 
 
+LabelOpt = Annotated[
+    Label,
+    typer.Option(
+        help="Name a model's row by the records' model name (record), by their directory "
+        "(dir), or by the model name unless it is an opaque endpoint id such as "
+        "ep-20260224114647-4d99q (auto). score, report and compare name a model alike."
+    ),
+]
 _TABLE_WIDTH = 200
 _EPILOG = (
     "Columns of the table: "
@@ -139,10 +153,10 @@ def _score(
     n_files = len(loaded) + len(errors)
     n_scored = sum(r.n for r in rows)
     n_errors = sum(int(r.extra.get("errors", 0)) for r in rows)
-    dup_note = f"; {dropped} duplicate(s) counted once" if dropped else ""
+    dup_note = f"; {plural(dropped, 'duplicate')} counted once" if dropped else ""
     err.print(
-        f"read {len(loaded)} of {n_files} files ({preset.value} preset): "
-        f"{n_scored} dialogue(s) scored, {n_errors} ended as errors (not scored)"
+        f"read {len(loaded)} of {plural(n_files, 'file')} ({preset.value} preset): "
+        f"{plural(n_scored, 'dialogue')} scored, {n_errors} ended as errors (not scored)"
         f"{dup_note}; {len(errors)} skipped",
         markup=False,
         highlight=False,
@@ -182,14 +196,7 @@ def register(app: typer.Typer) -> None:
         preset: Annotated[Preset, typer.Option(help="EPM preset.")] = Preset.reference,
         fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
         by: Annotated[By, typer.Option(help="One row per model or per case.")] = By.model,
-        label: Annotated[
-            Label,
-            typer.Option(
-                help="Name a model's row by the records' model name (record), by their "
-                "directory (dir), or by the model name unless it is an opaque endpoint id "
-                "such as ep-20260224114647-4d99q (auto)."
-            ),
-        ] = Label.auto,
+        label: LabelOpt = Label.auto,
         allow_duplicates: Annotated[
             bool,
             typer.Option(

@@ -28,7 +28,7 @@ from empathos.errors import ConfigError, ScenarioError
 from empathos.llm import EndpointConfig, ModelClient, build_model
 from empathos.records import DialogueRecord
 from empathos.sandbox import Roles
-from empathos.scenarios import Scenario, load_scenarios, select
+from empathos.scenarios import LoadResult, Scenario, load_scenarios
 
 __all__ = ["build_train_roles", "epmq_scorer", "register", "split_scenarios"]
 
@@ -56,16 +56,20 @@ def build_train_roles(config: Any) -> Roles:
     return Roles(user=clients["user"], judge=clients["judge"], director=clients.get("director"))
 
 
-def split_scenarios(config: Any) -> tuple[list[Scenario], list[Scenario]]:
-    """Training and held-out scenarios (held-out: ``eval.cases``, else the last share)."""
-    loaded = load_scenarios(config.scenarios)
+def split_scenarios(
+    config: Any, loaded: LoadResult | None = None
+) -> tuple[list[Scenario], list[Scenario]]:
+    """Training and held-out scenarios (held-out: ``eval.cases``, else the last share) of
+    ``loaded`` (default: ``config.scenarios`` loaded here). Invalid scenarios are left out;
+    naming one as a case is an error that says why it is invalid."""
+    loaded = loaded if loaded is not None else load_scenarios(config.scenarios)
     if not loaded.scenarios:
         first = loaded.errors[0] if loaded.errors else None
         raise ScenarioError(first.problem if first else "no scenario found",
                             file=first.file if first else config.scenarios)  # fmt: skip
-    pool = select(loaded.scenarios, config.cases, language=config.language)
+    pool = loaded.select(config.cases, language=config.language)
     if config.eval.cases is not None:
-        held = select(loaded.scenarios, config.eval.cases, language=config.language)
+        held = loaded.select(config.eval.cases, language=config.language)
         held_ids = {s.id for s in held}
         train = [s for s in pool if s.id not in held_ids]
     else:
@@ -87,6 +91,16 @@ def _fmt(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _scenarios(config: Any, err: Console) -> tuple[list[Scenario], list[Scenario]]:
+    """The training and held-out scenarios; each invalid scenario of the source (e.g. a
+    degenerate P_0) is named on stderr and never trained on."""
+    loaded = load_scenarios(config.scenarios)
+    train, held = split_scenarios(config, loaded)
+    for problem in loaded.errors:
+        err.print(f"skipped: {problem.line()}", markup=False, highlight=False, soft_wrap=True)
+    return train, held
 
 
 def _progress(
@@ -143,7 +157,7 @@ def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) ->
             field="--out",
         )
     roles = build_train_roles(config)
-    train, held = split_scenarios(config)
+    train, held = _scenarios(config, err)
     progress, task, on_metrics = _progress(err, config.steps)
     trainer = build_trainer(
         config, roles, train, held, resume=resume, scorer=epmq_scorer,

@@ -11,6 +11,10 @@ kept in its provenance for a reviewer.
 - **one incident** (warning): topic and trigger share content words (or, in Chinese, character
   pairs) with the story stages;
 - **priorities** (warning): the three C/A/P levels should not all be equal;
+- **degenerate output** (:func:`degeneracy`, errors): most text fields repeat one value (a
+  small model writing one name everywhere), the four story stages are one text, or a field
+  copies the format's own descriptions (``format_texts``: the templates' instructions and the
+  schemas' descriptions) instead of content;
 - **near-duplicates** across the set: RapidFuzz's normalised Indel similarity
   (``fuzz.ratio``) over each scenario's topic, trigger, needs and stages; a later scenario at
   or above ``DUPLICATE_SIMILARITY`` (0-100) of an earlier one is dropped.
@@ -19,6 +23,7 @@ kept in its provenance for a reviewer.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -33,6 +38,7 @@ __all__ = [
     "LENGTH_LIMITS",
     "CheckResult",
     "check_scenario",
+    "degeneracy",
     "near_duplicates",
     "scenario_signature",
     "text_fields",
@@ -200,6 +206,59 @@ def check_scenario(s: Scenario) -> CheckResult:
     if pr.cognitive.level == pr.affective.level == pr.proactive.level:
         warnings.append("all three priorities have the same level")
     return CheckResult(errors=errors, warnings=warnings)
+
+
+#: A field is a copy of a format text when their normalised similarity (RapidFuzz's
+#: ``partial_ratio``, the best alignment of the field inside the text) reaches this, the field
+#: is at least ``_COPY_MIN_CHARS`` long and not much longer than the text.
+COPY_SIMILARITY = 90.0
+_COPY_MIN_CHARS = {"en": 16, "zh": 6}
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w]+", " ", text.lower()).split())
+
+
+def _copies(text: str, phrases: Sequence[str], min_chars: int) -> str | None:
+    """The format text ``text`` copies (None: none)."""
+    if len(text) < min_chars:
+        return None
+    for phrase in phrases:
+        if len(text) <= 1.25 * len(phrase) and fuzz.partial_ratio(text, phrase) >= COPY_SIMILARITY:
+            return phrase
+    return None
+
+
+def degeneracy(s: Scenario, format_texts: Sequence[str] = ()) -> list[str]:
+    """Why ``s`` is not a scenario but a model's failure to write one (empty: it is one).
+
+    Three signs: half or more of the text fields (the name included) hold one value; the four
+    story stages hold one text; a field copies one of ``format_texts`` (what the model was
+    told about the format) instead of content."""
+    fields = [("persona.identity.name", s.persona.identity.name), *text_fields(s)]
+    original = {_norm(text): text.strip() for _, text in fields}
+    values = [(path, _norm(text)) for path, text in fields]
+    filled = [v for _, v in values if v]
+    out: list[str] = []
+    if filled:
+        top, count = Counter(filled).most_common(1)[0]
+        if count >= max(3, (len(filled) + 1) // 2):
+            shown = original[top][:40]
+            out.append(f"{count} of {len(filled)} text fields repeat one value ({shown!r})")
+    stages = {_norm(st.content) for st in s.story.stages}
+    if len(stages) == 1:
+        out.append("the four story stages are one text")
+    phrases = [p for p in (_norm(t) for t in format_texts) if p]
+    min_chars = _COPY_MIN_CHARS.get(s.labels.language, 16)
+    copied = [
+        f"{path} ({original[text][:40]!r})"
+        for path, text in values
+        if _copies(text, phrases, min_chars) is not None
+    ]
+    if copied:
+        shown = ", ".join(copied[:3]) + (f" and {len(copied) - 3} more" if len(copied) > 3 else "")
+        out.append(f"copies the format's own descriptions instead of content: {shown}")
+    return out
 
 
 def scenario_signature(s: Scenario) -> str:

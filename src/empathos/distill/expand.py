@@ -2,8 +2,8 @@
 
 Each variant ``<id>-v<k>`` is written by the distiller (schema
 :class:`~empathos.distill.schema.VariantDraft`: threshold, persona, crisis), then validated like
-a distilled scenario (schema, checks, near-duplicates against the original and the other
-variants) and rated by the judge (IEDR). State: ``OUT/state/<id>-v<k>/``; reruns reuse it.
+a distilled scenario (schema, checks, degeneracy, near-duplicates against the original and the
+other variants) and rated by the judge (IEDR). State: ``OUT/state/<id>-v<k>/``; reruns reuse it.
 """
 
 from __future__ import annotations
@@ -11,22 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import ValidationError
 
-from empathos.distill.checks import check_scenario, near_duplicates, scenario_signature
-from empathos.distill.pipeline import (
-    PIPELINE_VERSION,
-    DistillSummary,
-    ItemOutcome,
-    StageCache,
+from empathos.distill.assemble import (
     assemble_scenario,
-    atomic_write,
+    checked_scenario,
     rate_iedr,
     scenario_yaml,
-    stage_key,
 )
+from empathos.distill.checks import near_duplicates, scenario_signature
+from empathos.distill.pipeline import PIPELINE_VERSION
 from empathos.distill.prompts import render_distill
 from empathos.distill.schema import VariantDraft
+from empathos.distill.state import DistillSummary, ItemOutcome, StageCache, atomic_write, stage_key
 from empathos.errors import ModelCallError
 from empathos.llm import ChatModel, Message
 from empathos.scenarios import Scenario
@@ -37,6 +33,65 @@ __all__ = ["expand_scenario"]
 def _scenario_text(s: Scenario) -> str:
     data = s.model_dump(mode="json", include={"persona", "story"})
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100).strip()
+
+
+async def _variant(
+    base: Scenario,
+    instruction: str,
+    k: int,
+    distiller: ChatModel,
+    out: Path,
+    models: dict[str, str],
+) -> tuple[ItemOutcome, Scenario | None, StageCache]:
+    """Variant ``k``: drafted by the distiller (or read from its state), then checked."""
+    vid = f"{base.id}-v{k}"
+    cache = StageCache(out / "state" / vid)
+    item = ItemOutcome(source_id=vid, status="failed")
+    lang = base.labels.language
+    prompt = render_distill(
+        "distill_expand", lang, scenario=_scenario_text(base), instruction=instruction,
+        variant=str(k),
+    )  # fmt: skip
+    key = stage_key("expand", models["distiller"], prompt.id, prompt.version, prompt.text)
+    record = cache.get("expand", key)
+    try:
+        if record is None:
+            res = await distiller.structured([Message(role="user", content=prompt.text)],
+                                             VariantDraft)  # fmt: skip
+            record = {
+                "key": key,
+                "stage": "expand",
+                "prompt": {"id": prompt.id, "version": prompt.version},
+                "model": models["distiller"],
+                "raw": res.raw,
+                "value": res.value.model_dump(mode="json"),
+                "call": res.record.model_dump(mode="json"),
+            }
+            cache.put("expand", record)
+    except ModelCallError as exc:
+        item.reason = exc.line()
+        cache.status(item)
+        return item, None, cache
+    draft = VariantDraft.model_validate(record["value"])
+    meta = {
+        "distill": {
+            "pipeline_version": PIPELINE_VERSION,
+            "expanded_from": base.id,
+            "base_sha256": base.scenario_hash(),
+            "instruction": instruction,
+            "variant": k,
+            "models": dict(models),
+            "prompts": {prompt.id: prompt.version},
+        }
+    }
+    scenario = checked_scenario(
+        item,
+        lambda: assemble_scenario(
+            vid, lang, draft.threshold, base.labels.domain, draft.persona, draft.crisis, meta
+        ),
+    )
+    cache.status(item)
+    return item, scenario, cache
 
 
 async def expand_scenario(
@@ -51,66 +106,10 @@ async def expand_scenario(
     duplicate_similarity: float = 85.0,
 ) -> DistillSummary:
     """Write ``n`` validated variants of ``base`` to ``out/scenarios``."""
-    lang = base.labels.language
-    items: list[ItemOutcome] = []
-    valid: list[tuple[ItemOutcome, Scenario, StageCache]] = []
-    for k in range(1, n + 1):
-        vid = f"{base.id}-v{k}"
-        cache = StageCache(out / "state" / vid)
-        item = ItemOutcome(source_id=vid, status="failed")
-        items.append(item)
-        prompt = render_distill(
-            "distill_expand",
-            lang,
-            scenario=_scenario_text(base),
-            instruction=instruction,
-            variant=str(k),
-        )
-        key = stage_key("expand", models["distiller"], prompt.id, prompt.version, prompt.text)
-        record = cache.get("expand", key)
-        try:
-            if record is None:
-                msgs = [Message(role="user", content=prompt.text)]
-                res = await distiller.structured(msgs, VariantDraft)
-                record = {
-                    "key": key,
-                    "stage": "expand",
-                    "prompt": {"id": prompt.id, "version": prompt.version},
-                    "model": models["distiller"],
-                    "raw": res.raw,
-                    "value": res.value.model_dump(mode="json"),
-                    "call": res.record.model_dump(mode="json"),
-                }
-                cache.put("expand", record)
-            draft = VariantDraft.model_validate(record["value"])
-            meta = {
-                "distill": {
-                    "pipeline_version": PIPELINE_VERSION,
-                    "expanded_from": base.id,
-                    "base_sha256": base.scenario_hash(),
-                    "instruction": instruction,
-                    "variant": k,
-                    "models": dict(models),
-                    "prompts": {prompt.id: prompt.version},
-                }
-            }
-            scenario = assemble_scenario(
-                vid, lang, draft.threshold, base.labels.domain, draft.persona, draft.crisis, meta
-            )
-        except ModelCallError as exc:
-            item.reason = exc.line()
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            item.reason = f"invalid scenario: {'.'.join(map(str, first['loc']))}: {first['msg']}"
-        else:
-            checks = check_scenario(scenario)
-            item.warnings = checks.warnings
-            if checks.errors:
-                item.reason = "failed checks: " + "; ".join(checks.errors)
-            else:
-                item.status, item.scenario_id = "valid", vid
-                valid.append((item, scenario, cache))
-        cache.status(item)
+    drafted = [
+        await _variant(base, instruction, k, distiller, out, models) for k in range(1, n + 1)
+    ]
+    valid = [(item, s, cache) for item, s, cache in drafted if s is not None]
     sigs = [(base.id, scenario_signature(base))] + [
         (s.id, scenario_signature(s)) for _, s, _ in valid
     ]
@@ -119,10 +118,8 @@ async def expand_scenario(
     for item, scenario, cache in valid:
         if scenario.id in dups:
             kept, score = dups[scenario.id]
-            item.status, item.reason = (
-                "duplicate",
-                f"near-duplicate of {kept} (similarity {score:.0f})",
-            )
+            item.status = "duplicate"
+            item.reason = f"near-duplicate of {kept} (similarity {score:.0f})"
             item.scenario_id = None
         else:
             result = await rate_iedr(judge, cache, scenario, models["judge"], item.warnings)
@@ -134,4 +131,4 @@ async def expand_scenario(
         cache.status(item)
     for scenario in written:
         atomic_write(out / "scenarios" / f"{scenario.id}.yaml", scenario_yaml(scenario))
-    return DistillSummary(items=items, out=out)
+    return DistillSummary(items=[item for item, _, _ in drafted], out=out)

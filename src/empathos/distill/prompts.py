@@ -8,13 +8,15 @@ through :func:`empathos.prompts.render`, whose role list belongs to the dialogue
 
 from __future__ import annotations
 
+import re
 import string
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import ValidationError
 
+from empathos.distill.schema import CrisisDraft, Features, PersonaDraft, VariantDraft
 from empathos.errors import ConfigError
 from empathos.prompts import RenderedPrompt
 from empathos.prompts.render import PromptTemplate, fill, fragments, templates_dir
@@ -22,6 +24,7 @@ from empathos.prompts.render import PromptTemplate, fill, fragments, templates_d
 __all__ = [
     "STAGE_TEMPLATES",
     "DistillTemplate",
+    "format_texts",
     "load_distill_template",
     "render_distill",
     "threshold_meaning",
@@ -82,3 +85,31 @@ def render_distill(name: str, language: str, **slots: str) -> RenderedPrompt:
 def threshold_meaning(threshold: str, language: str) -> str:
     """One line explaining an empathy threshold (shared with the judge's prompt fragments)."""
     return fragments(language)[f"judge.threshold.{threshold}"]
+
+
+def _descriptions(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["description"]] if isinstance(node.get("description"), str) else []
+        return own + [d for v in node.values() for d in _descriptions(v)]
+    if isinstance(node, list):
+        return [d for v in node for d in _descriptions(v)]
+    return []
+
+
+@cache
+def format_texts(language: str) -> tuple[str, ...]:
+    """What the distiller is told about the format, phrase by phrase: the fixed text of the
+    distiller templates in ``language`` (slots removed; each instruction line and what follows
+    a field name's colon) and every description of the answer schemas. A model too small for
+    the task copies these into the fields (see :func:`empathos.distill.checks.degeneracy`)."""
+    out: list[str] = []
+    for name in STAGE_TEMPLATES:
+        body = string.Template.pattern.sub("", load_distill_template(name, language).body)
+        for line in body.splitlines():
+            line = line.strip().lstrip("-#").strip()
+            if line:
+                out.append(line)
+                out += [part.strip() for part in re.split(r"[:：]", line)[1:] if part.strip()]
+    for schema in (Features, PersonaDraft, CrisisDraft, VariantDraft):
+        out += _descriptions(schema.model_json_schema())
+    return tuple(dict.fromkeys(out))

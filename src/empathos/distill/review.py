@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from empathos.distill.formats import Conversation
-from empathos.distill.pipeline import atomic_write
 from empathos.distill.schema import Features
 from empathos.distill.scrub import filter_conversation, scrub_conversation
+from empathos.distill.state import atomic_write
 from empathos.errors import InputError
 
 __all__ = [

@@ -2,6 +2,7 @@
 
 from empathos.epm.config import EPMConfig, PresetName
 from empathos.epm.dynamics import (
+    MIN_START_DISTANCE,
     StepResult,
     Thresholds,
     alignment,
@@ -10,6 +11,7 @@ from empathos.epm.dynamics import (
     in_zone,
     init_dynamics,
     round_to,
+    start_problem,
     step_batch,
     thresholds,
 )
@@ -51,6 +53,7 @@ __all__ = [
     "CONTINUE",
     "GROUPS",
     "INDEX_NAMES",
+    "MIN_START_DISTANCE",
     "TERMINATION_CODES",
     "EPMConfig",
     "EPMPoint",
@@ -76,6 +79,7 @@ __all__ = [
     "kind_from_code",
     "round_to",
     "signed_tau_index",
+    "start_problem",
     "step",
     "step_batch",
     "step_unscored",

@@ -5,6 +5,8 @@ Shapes: N = batch (dialogues / episodes), D = axes. All functions are pure.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -13,6 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from empathos.epm.config import EPMConfig
 
 __all__ = [
+    "MIN_START_DISTANCE",
     "StepResult",
     "Thresholds",
     "alignment",
@@ -21,12 +24,20 @@ __all__ = [
     "in_zone",
     "init_dynamics",
     "round_to",
+    "start_problem",
     "step_batch",
     "thresholds",
 ]
 
 F64 = NDArray[np.float64]
 _TINY = 1e-12
+#: The smallest distance to the goal (the half-space distance d(P_0), EPM_SPEC 4) a dialogue
+#: may start from: sqrt(27), the largest step toward the goal one evaluation can make (every
+#: Prog at level 2). From closer, one reply can close the whole gap, so the trajectory measures
+#: nothing, the success thresholds (alpha * r_0, r_0) collapse, and the indices that divide by
+#: the start distance (RDI, E_tot, S_net) are undefined or absurd. d(P_0) <= ||P_0||, so the
+#: bound holds for the norm (the paper's r_0) too.
+MIN_START_DISTANCE = math.sqrt(27.0)
 
 
 def round_to(x: ArrayLike, decimals: int | None) -> F64:
@@ -40,6 +51,19 @@ def half_space_distance(P: ArrayLike, eps: float = 1.0) -> F64:
     arr = np.asarray(P, dtype=np.float64)
     gap = np.maximum(0.0, -eps - arr)
     return np.asarray(np.sqrt(np.sum(gap * gap, axis=-1)), dtype=np.float64)
+
+
+def start_problem(P0: Sequence[float], eps: float = 1.0) -> str | None:
+    """Why ``P0`` cannot start a dialogue (None: it can): its half-space distance to the goal
+    is below :data:`MIN_START_DISTANCE` (a zero deficit, a positive one, or a tiny one)."""
+    d = float(half_space_distance(np.asarray(P0, dtype=np.float64), eps))
+    if d >= MIN_START_DISTANCE:
+        return None
+    shown = ", ".join(f"{x:g}" for x in P0)
+    return (
+        f"degenerate starting point P_0 = ({shown}): distance to the goal {d:.2f}, below the "
+        f"minimum {MIN_START_DISTANCE:.2f} (one judge step; docs/epm.md)"
+    )
 
 
 def in_zone(P: ArrayLike, eps: float = 1.0) -> NDArray[np.bool_]:

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from empathos.epm.config import EPMConfig
-from empathos.epm.dynamics import half_space_distance
+from empathos.epm.dynamics import MIN_START_DISTANCE, half_space_distance
 
 __all__ = [
     "GROUPS",
@@ -77,7 +77,12 @@ def _phi(x: F64, x0: float, x100: float) -> F64:
 
 
 def dialogue_indices(batch: TrajectoryBatch, config: EPMConfig) -> F64:
-    """The nine indices per dialogue, shape (N, 9), columns in :data:`INDEX_NAMES` order."""
+    """The nine indices per dialogue, shape (N, 9), columns in :data:`INDEX_NAMES` order.
+
+    A dialogue that starts closer to the goal than :data:`MIN_START_DISTANCE` (see
+    :func:`~empathos.epm.dynamics.start_problem`) has no RDI, E_tot or S_net: they divide by
+    the start distance, so they are NaN (undefined), never a huge number. Scoring refuses
+    such records before they get here."""
     m = batch.mask
     npts = np.maximum(m.sum(axis=1), 1)
     mean_dE = (batch.delta_E * m).sum(axis=1) / npts
@@ -88,10 +93,11 @@ def dialogue_indices(batch: TrajectoryBatch, config: EPMConfig) -> F64:
     E = batch.E_total
     T = np.maximum(batch.turns, 1)
     P0, PT = batch.P[:, 0], _last_point(batch)
+    d0 = half_space_distance(P0, config.zone_eps)
+    undefined = d0 < MIN_START_DISTANCE
     if config.scoring == "reference":
         eps = config.zone_eps
-        r0 = half_space_distance(P0, eps)
-        r0 = np.where(r0 < _TINY, 1.0, r0)
+        r0 = np.where(undefined, 1.0, d0)
         rdi_pct = (r0 - half_space_distance(PT, eps)) / r0 * 100.0
         cols = [
             np.clip((rdi_pct + 100.0) / 2.0, 0.0, 100.0),
@@ -118,7 +124,9 @@ def dialogue_indices(batch: TrajectoryBatch, config: EPMConfig) -> F64:
             _phi(mean_align, -1.0, 1.0),
             _phi(r_pen, 3.0, 0.0),
         ]
-    return np.stack(cols, axis=1)
+    out = np.stack(cols, axis=1)
+    out[undefined, :3] = np.nan  # RDI, E_tot, S_net: relative to the start distance
+    return out
 
 
 def signed_tau_index(batch: TrajectoryBatch, config: EPMConfig) -> F64:

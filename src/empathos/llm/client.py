@@ -340,15 +340,17 @@ class ModelClient:
             try:
                 value = accept(reply)
             except OutputInvalid as bad:
+                bad_text = reply.content or "".join(c.arguments for c in reply.tool_calls[:1])
                 if call.record.reasks >= max_reasks:
-                    raise ModelOutputError(
+                    error = ModelOutputError(
                         f"invalid output after {call.record.reasks} re-ask(s): {bad.reason}",
                         role=self.role,
                         endpoint=endpoint,
                         attempts=call.stats.attempts,
-                    ) from None
+                    )
+                    error.output = bad_text
+                    raise error from None
                 call.record.reasks += 1
-                bad_text = reply.content or "".join(c.arguments for c in reply.tool_calls[:1])
                 current = current.model_copy(
                     update={"messages": reask_messages(current.messages, bad_text, bad.reason)}
                 )

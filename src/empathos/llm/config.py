@@ -28,6 +28,7 @@ __all__ = [
     "RetryConfig",
     "StructuredConfig",
     "check_base_url",
+    "local_model_id",
     "prompt_style_of",
     "redact_url",
     "resolve_api_key",
@@ -35,6 +36,20 @@ __all__ = [
 
 PromptStyleName = Literal["full", "compact"]
 _OFFLINE_ONLY = ("repetition_penalty", "no_repeat_ngram")
+
+
+def local_model_id(path: object) -> str:
+    """The name a local policy runs (and is scored) under: a checkpoint of ``empathos train``
+    (``<run>/checkpoints/step-000100``, or its ``adapter`` folder) is ``<run>-step-000100``,
+    never "adapter"; another ``.../adapter`` folder is named by the folder holding it; any
+    other directory is its own name."""
+    parts = [x for x in str(path or "").replace("\\", "/").split("/") if x not in ("", ".")]
+    if len(parts) > 1 and parts[-1] == "adapter":  # named by the folder that holds it
+        parts = parts[:-1]
+    if len(parts) >= 2 and parts[-2] == "checkpoints" and parts[-1].startswith("step-"):
+        run = parts[-3] if len(parts) >= 3 else "train"
+        return f"{run}-{parts[-1]}"
+    return parts[-1] if parts else "local-policy"
 
 
 class RetryConfig(BaseModel):
@@ -251,8 +266,7 @@ class EndpointConfig(BaseModel):
     def _default_model_id(cls, kind: str, data: dict[str, Any]) -> str:
         """The recorded model id of an endpoint given without one."""
         if kind == "local":
-            path = str(data.get("path") or "").rstrip("/")
-            return path.rsplit("/", 1)[-1] or "local-policy"
+            return local_model_id(data.get("adapter") or data.get("path"))
         return _OFFLINE_MODEL_ID if kind == "offline" else "scripted"
 
     @model_validator(mode="after")

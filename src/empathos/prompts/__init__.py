@@ -6,6 +6,7 @@ Use the role builders (``user_prompt``, ``director_prompt``, ``judge_iedr_prompt
 prompt's ``id`` and ``version`` with every call.
 """
 
+from empathos.prompts.reading import rated_reply
 from empathos.prompts.render import (
     LANGUAGES,
     ROLES,
@@ -40,6 +41,7 @@ __all__ = [
     "judge_mdep_prompt",
     "load_template",
     "model_under_test_prompt",
+    "rated_reply",
     "render",
     "user_prompt",
 ]

@@ -102,19 +102,30 @@ def record_from_data(data: Any, *, file: Path) -> DialogueRecord:
     )
 
 
+def _not_json(p: Path, byte: int, where: str = "") -> RecordError:
+    """The one message of a file that is not a JSON document: cut short (by a full disk, a
+    killed copy), cut inside a UTF-8 sequence, or not JSON at all."""
+    return RecordError(f"not valid JSON/UTF-8 at byte {byte}{where}", file=p, field="(file)")
+
+
 def read_record(path: str | Path) -> DialogueRecord:
     """Read one ``.json`` record file of either format."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(f"cannot read: {exc.__class__.__name__}", file=p) from None
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise RecordError(
+            f"cannot read: {exc.strerror or exc.__class__.__name__}", file=p
+        ) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_json(p, exc.start) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RecordError(
-            f"not valid JSON (line {exc.lineno}, column {exc.colno})", file=p, field="(file)"
-        ) from None
+        byte = len(text[: exc.pos].encode("utf-8"))
+        raise _not_json(p, byte, f" (line {exc.lineno}, column {exc.colno})") from None
     return record_from_data(data, file=p)
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from empathos.epm import EPMConfig, EPMPoint, Termination
+from empathos.epm import EPMConfig, EPMPoint, Termination, TerminationKind, start_problem
 from empathos.rubric import EMPATHY_RUBRIC, Indicator, Rubric
 
 __all__ = [
@@ -253,7 +253,18 @@ class DialogueRecord(_Model):
         _check_levels(self.iedr.ratings, self.rubric.iedr, "iedr.ratings")
         for i, ev in enumerate(self.evaluations):
             _check_levels(ev.ratings, self.rubric.mdep, f"evaluations[{i}].ratings")
+        self._check_start()
         return self
+
+    def _check_start(self) -> None:
+        """A scored dialogue (any end but ``error``) must start far enough from the goal for
+        its indices to be defined (:data:`empathos.epm.MIN_START_DISTANCE`)."""
+        if self.termination.kind is TerminationKind.ERROR:
+            return
+        problem = start_problem(self.initial_state.P, self.epm_config.zone_eps)
+        if problem is not None:
+            where = "epj.P_0_initial_deficit" if self.source == "empa-published" else "iedr.P0"
+            raise ValueError(f"{where}: {problem}; not scored")
 
     @property
     def trajectory(self) -> list[EPMPoint]:

@@ -261,6 +261,36 @@ def _success_kind(epj: dict[str, Any]) -> TerminationKind:
     return TerminationKind.SUCCESS_POSITIONAL
 
 
+def _termination(
+    data: dict[str, Any], epj: dict[str, Any], mark: dict[str, Any], total_turns: int
+) -> tuple[Termination, bool, list[str]]:
+    """How the dialogue ended (from its free-text reason), its success (from the victory
+    analysis) and the import notes; a dialogue empathos recorded as an error stays one."""
+    reason = str(data.get("termination_reason") or "")
+    kind = termination_kind_from_text(reason)
+    success = _victory_success(epj)
+    notes: list[str] = []
+    if kind is None:
+        kind = _success_kind(epj) if success else TerminationKind.ERROR
+        notes.append(f"termination reason not recognised: {reason[:80]!r}")
+    if mark.get("error"):  # a dialogue empathos recorded as an error (never scored)
+        kind, reason = TerminationKind.ERROR, str(mark["error"])
+    return Termination(kind=kind, turn=total_turns, reason=reason), success, notes
+
+
+def _epm_config(epj: dict[str, Any], params: dict[str, Any], file: Path) -> EPMConfig:
+    """The settings the dialogue ran under: the reference preset, its alpha and K."""
+    alpha = params.get("alpha", 0.1)
+    if not _finite(alpha) or alpha <= 0:
+        raise RecordError(
+            f"expected a number > 0, got {alpha!r:.40}", file=file, field="epj.epm_params.alpha"
+        )
+    K = epj.get("K", 1)
+    if not isinstance(K, int) or isinstance(K, bool) or K < 1:
+        raise RecordError(f"expected a whole number >= 1, got {K!r:.40}", file=file, field="epj.K")
+    return EPMConfig.preset("reference", alpha=float(alpha), eval_every=K)
+
+
 def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
     """Convert one parsed published result file; errors name the file and field."""
     epj = _need(data, "epj", file, "")
@@ -274,26 +304,10 @@ def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
     total_turns = data.get("total_turns", evals[-1].turn if evals else 0)
     if not isinstance(total_turns, int) or isinstance(total_turns, bool) or total_turns < 0:
         raise RecordError(f"bad value {total_turns!r}", file=file, field="total_turns")
-    reason = str(data.get("termination_reason") or "")
-    kind = termination_kind_from_text(reason)
-    success = _victory_success(epj)
-    notes: list[str] = []
-    if kind is None:
-        kind = _success_kind(epj) if success else TerminationKind.ERROR
-        notes.append(f"termination reason not recognised: {reason[:80]!r}")
     mark = _object(data, "empathos", file, "empathos")
-    if mark.get("error"):  # a dialogue empathos recorded as an error (never scored)
-        kind, reason = TerminationKind.ERROR, str(mark["error"])
+    termination, success, notes = _termination(data, epj, mark, total_turns)
     turns, director = _turns(data.get("history", []), file)
     params = _object(epj, "epm_params", file, "epj.epm_params")
-    alpha = params.get("alpha", 0.1)
-    if not _finite(alpha) or alpha <= 0:
-        raise RecordError(
-            f"expected a number > 0, got {alpha!r:.40}", file=file, field="epj.epm_params.alpha"
-        )
-    K = epj.get("K", 1)
-    if not isinstance(K, int) or isinstance(K, bool) or K < 1:
-        raise RecordError(f"expected a whole number >= 1, got {K!r:.40}", file=file, field="epj.K")
     calls = mark.get("model_calls") or []
     if not isinstance(calls, list):
         raise RecordError("expected a list", file=file, field="empathos.model_calls")
@@ -313,14 +327,14 @@ def import_published(data: dict[str, Any], *, file: Path) -> DialogueRecord:
             )
             if data.get(k)
         },
-        epm_config=EPMConfig.preset("reference", alpha=float(alpha), eval_every=K),
+        epm_config=_epm_config(epj, params, file),
         iedr=_iedr(epj, P0, file),
         initial_state=initial,
         turns=turns,
         evaluations=evals,
         director=director,
         total_turns=total_turns,
-        termination=Termination(kind=kind, turn=total_turns, reason=reason),
+        termination=termination,
         success=success,
         created_at=str(data["timestamp"]) if data.get("timestamp") else None,
         metadata={

@@ -7,6 +7,7 @@ from empathos.report.tables import (
     leaderboard_json,
     leaderboard_table,
     legend_text,
+    plural,
     usage_line,
 )
 
@@ -18,5 +19,6 @@ __all__ = [
     "leaderboard_table",
     "legend_text",
     "pick_dialogue",
+    "plural",
     "usage_line",
 ]

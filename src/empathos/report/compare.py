@@ -1,10 +1,11 @@
 """Paired comparison of two models (or runs) on the scenarios and trials they share.
 
 Dialogues pair by (scenario id, trial). Dialogues that ended as errors are left out, so a
-pair needs a scored dialogue on both sides. Per scenario, A wins when its mean over the shared
-trials is better (higher, or lower for ``final_norm`` and ``turns``); the mean paired
-difference is A - B with a paired bootstrap interval and a sign-flip permutation p-value
-(``empathos.scoring.stats``).
+pair needs a scored dialogue on both sides; a side with none, or two sides with no pair, is
+an :class:`~empathos.errors.InputError` (one line, never a table of NaN). Per scenario, A wins
+when its mean over the shared trials is better (higher, or lower for ``final_norm`` and
+``turns``); the mean paired difference is A - B with a paired bootstrap interval and a
+sign-flip permutation p-value (``empathos.scoring.stats``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from empathos.errors import InputError
 from empathos.records import LoadedRecord
 from empathos.report.data import dialogue_trials
 from empathos.scoring.dialogues import GROUP_NAMES, dialogue_scores
+from empathos.scoring.integrity import LabelBy, row_label
 from empathos.scoring.stats import PairedSummary, cluster_index, paired_summary
 
 __all__ = [
@@ -50,9 +52,10 @@ class Comparison:
     shared_scenarios: list[str]
 
 
-def single_model(loaded: Sequence[LoadedRecord], where: str) -> str:
-    """The one model name of ``loaded`` (an InputError when there are none or several)."""
-    names = sorted({x.model_name for x in loaded})
+def single_model(loaded: Sequence[LoadedRecord], where: str, label_by: LabelBy = "auto") -> str:
+    """The one model of ``loaded``, named as ``empathos score --label`` names its row (an
+    InputError when there are none or several)."""
+    names = sorted({row_label(x, label_by) for x in loaded})
     if len(names) != 1:
         found = ", ".join(names) if names else "no readable records"
         raise InputError(f"compare needs one model per side; found {found}", file=where)
@@ -99,7 +102,19 @@ def compare_records(
             f"unknown metric {metric!r} (known: {', '.join(METRICS)})", field="--metric"
         )
     va, vb = _values(a, metric, config), _values(b, metric, config)
+    for name, side, values in ((names[0], a, va), (names[1], b, vb)):
+        if not values:
+            errors = sum(1 for x in side if x.record.termination.kind is TerminationKind.ERROR)
+            raise InputError(
+                f"{name} has no scored dialogue to compare: {errors} of "
+                f"{len(side)} ended as errors (see their termination reasons)"
+            )
     keys = sorted(set(va) & set(vb))
+    if not keys:
+        raise InputError(
+            f"{names[0]} and {names[1]} share no scored dialogue (same scenario and trial): "
+            "nothing to pair"
+        )
     xa = np.asarray([va[k] for k in keys])
     xb = np.asarray([vb[k] for k in keys])
     if metric in LOWER_IS_BETTER:  # wins count "better"; the difference stays A - B
@@ -123,18 +138,23 @@ def compare_records(
     )
 
 
+def _num(x: float, spec: str) -> str:
+    """``x`` formatted, or "-" when it is not a number (never "nan" in the table)."""
+    return format(x, spec) if np.isfinite(x) else "-"
+
+
 def _rows(c: Comparison) -> list[tuple[str, str]]:
     s = c.summary
-    ci = f"[{s.ci[0]:+.2f}, {s.ci[1]:+.2f}]" if s.ci else "-"
+    ci = f"[{_num(s.ci[0], '+.2f')}, {_num(s.ci[1], '+.2f')}]" if s.ci else "-"
     better = "lower" if c.metric in LOWER_IS_BETTER else "higher"
     return [
         ("metric", f"{c.metric} ({better} is better)"),
         ("shared scenarios / pairs", f"{s.scenarios} / {s.pairs}"),
-        (f"mean {c.name_a}", f"{s.mean_a:.2f}"),
-        (f"mean {c.name_b}", f"{s.mean_b:.2f}"),
-        ("mean paired difference (A - B)", f"{s.mean_diff:+.2f}"),
+        (f"mean {c.name_a}", _num(s.mean_a, ".2f")),
+        (f"mean {c.name_b}", _num(s.mean_b, ".2f")),
+        ("mean paired difference (A - B)", _num(s.mean_diff, "+.2f")),
         ("95% paired bootstrap interval", ci),
-        ("permutation p-value (two-sided)", f"{s.p_value:.4f}"),
+        ("permutation p-value (two-sided)", _num(s.p_value, ".4f")),
         ("scenarios won / lost / tied by A", f"{s.wins} / {s.losses} / {s.ties}"),
         (f"scenarios {c.name_a} lacks", str(c.a_lacks)),
         (f"scenarios {c.name_b} lacks", str(c.b_lacks)),

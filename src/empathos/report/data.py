@@ -15,6 +15,7 @@ from empathos.epm import INDEX_NAMES, EPMConfig, TerminationKind
 from empathos.records import DialogueRecord, LoadedRecord
 from empathos.report.labels import GROUPINGS, UNLABELLED, labels_of
 from empathos.scoring.dialogues import GROUP_NAMES, dialogue_scores
+from empathos.scoring.integrity import LabelBy, row_label
 from empathos.scoring.leaderboard import LeaderboardRow, leaderboard
 from empathos.scoring.stats import (
     bootstrap_means,
@@ -98,13 +99,14 @@ class ReportData:
 
 
 def dialogue_trials(items: Sequence[LoadedRecord]) -> list[int]:
-    """Trial number of each record: its ``metadata.trial`` when stored (runs of ours), else
-    its rank among the records of the same model and scenario, in path order."""
-    seen: dict[tuple[str, str], int] = defaultdict(int)
+    """Trial number of each record of one model (one leaderboard row, or one side of a
+    comparison): its ``metadata.trial`` when stored (runs of ours), else its rank among the
+    records of the same scenario, in the given order."""
+    seen: dict[str, int] = defaultdict(int)
     out = []
     for x in items:
         stored = x.record.metadata.get("trial")
-        key = (x.model_name, x.record.scenario_id)
+        key = x.record.scenario_id
         out.append(stored if isinstance(stored, int) else seen[key])
         seen[key] += 1
     return out
@@ -132,11 +134,13 @@ def _model_ci(
 
 
 def _summaries(
+    model: str,
     items: Sequence[LoadedRecord],
     trials: Sequence[int],
     labels: Mapping[str, dict[str, str]],
     config: EPMConfig,
 ) -> list[DialogueSummary]:
+    """The dialogues of one leaderboard row, ``model`` being the row's label."""
     sc = dialogue_scores([x.record for x in items], config)
     out = []
     for i, (x, trial) in enumerate(zip(items, trials, strict=True)):
@@ -144,8 +148,8 @@ def _summaries(
         ok = rec.termination.kind is not TerminationKind.ERROR
         out.append(
             DialogueSummary(
-                key=f"{x.model_name}|{rec.scenario_id}|{trial}",
-                model=x.model_name,
+                key=f"{model}|{rec.scenario_id}|{trial}",
+                model=model,
                 scenario_id=rec.scenario_id,
                 trial=trial,
                 path=str(x.path),
@@ -191,12 +195,17 @@ def build_report_data(
     *,
     preset: str = "reference",
     seed: int = 0,
+    label_by: LabelBy = "auto",
 ) -> ReportData:
-    """Score every model as ``empathos score`` does and add intervals, breakdowns, dialogues."""
-    rows = leaderboard(loaded, config) if loaded else []
+    """Score every model as ``empathos score`` does and add intervals, breakdowns, dialogues.
+
+    A model is the records of one leaderboard row, named as ``empathos score --label``
+    names it (:func:`empathos.scoring.integrity.row_label`), so every scored dialogue reaches
+    every part of the report whatever the labelling."""
+    rows = leaderboard(loaded, config, label_by=label_by) if loaded else []
     by_model: dict[str, list[LoadedRecord]] = defaultdict(list)
     for x in loaded:
-        by_model[x.model_name].append(x)
+        by_model[row_label(x, label_by)].append(x)
     models: list[ModelSummary] = []
     dialogues: list[DialogueSummary] = []
     for row in rows:
@@ -213,7 +222,7 @@ def build_report_data(
                 usage=usage_summary(recs),
             )
         )
-        dialogues.extend(_summaries(items, trials, labels, config))
+        dialogues.extend(_summaries(row.model, items, trials, labels, config))
     return ReportData(
         preset=preset,
         models=models,

@@ -22,7 +22,7 @@ from matplotlib.patches import Rectangle
 
 from empathos.report.data import ReportData
 from empathos.report.labels import GROUPINGS
-from empathos.report.plots import OUTCOME_COLOURS
+from empathos.report.plots import OUTCOME_COLOURS, RADAR_FILL_MAX, wrap_label
 
 __all__ = [
     "heatmap_plot",
@@ -55,22 +55,37 @@ def leaderboard_plot(data: ReportData) -> Figure:
 
 
 def radar_plot(data: ReportData, grouping: str) -> Figure:
-    """Mean EPM-Q per label of ``grouping``, one polygon per model."""
+    """Mean EPM-Q per label of ``grouping``, one polygon per model.
+
+    As readable at 16 models as at 2: a colour per model (tab20, then dashed), outlines only
+    beyond ``RADAR_FILL_MAX`` models, the legend in its own column beside the plot (never
+    over it), axis labels wrapped; saved with a tight bounding box, so nothing is clipped."""
     per_model = data.breakdowns.get(grouping, {})
     labels = sorted({lab for per in per_model.values() for lab in per})
-    fig = plt.figure(figsize=(5.2, 4.4))
-    ax = fig.add_subplot(projection="polar")
+    names = data.model_names
+    ncol = 1 if len(names) <= 18 else 2
+    fig = plt.figure(figsize=(6.2 + 1.6 * ncol, 4.8))
+    ax = fig.add_axes((0.07, 0.08, 0.58 - 0.1 * ncol, 0.8), projection="polar")
+    tab20 = plt.get_cmap("tab20")
+    colours = [tab20(i) for i in range(tab20.N)]
     if labels:
         angles = np.linspace(0, 2 * math.pi, len(labels), endpoint=False).tolist()
-        for name in data.model_names:
+        for i, name in enumerate(names):
             per = per_model.get(name, {})
             r = [per[lab][0] if lab in per else np.nan for lab in labels]
-            ax.plot([*angles, angles[0]], [*r, r[0]], label=name, linewidth=1.2)
-            ax.fill([*angles, angles[0]], [*r, r[0]], alpha=0.12)
-        ax.set_xticks(angles, labels, fontsize=7)
-    ax.set_title(f"EPM-Q by {grouping}", fontsize=10)
-    ax.legend(fontsize=6, loc="upper right", bbox_to_anchor=(1.35, 1.1))
-    fig.tight_layout()
+            colour = colours[i % len(colours)]
+            style = "-" if i < len(colours) else "--"
+            ax.plot([*angles, angles[0]], [*r, r[0]], style, color=colour, label=name, lw=1.2)
+            if len(names) <= RADAR_FILL_MAX:
+                ax.fill([*angles, angles[0]], [*r, r[0]], color=colour, alpha=0.12)
+        ax.set_xticks(angles, [wrap_label(lab) for lab in labels], fontsize=7)
+        ax.tick_params(axis="x", pad=8)
+    ax.set_title(f"EPM-Q by {grouping}", fontsize=10, pad=14)
+    if names:
+        fig.legend(
+            loc="center left", bbox_to_anchor=(0.72 - 0.1 * ncol, 0.5), fontsize=7,
+            ncol=ncol, frameon=False,
+        )  # fmt: skip
     return fig
 
 
@@ -200,7 +215,7 @@ def save_summary_figures(data: ReportData, out: Path) -> list[Path]:
     figs.append(("heatmap", heatmap_plot(data)))
     written: list[Path] = []
     for name, fig in figs:
-        written += _save(fig, out, name)
+        written += _save(fig, out, name, tight=name.startswith("radar_"))
     return written
 
 
@@ -216,10 +231,14 @@ def save_trajectory_figures(data: ReportData, out: Path) -> list[Path]:
     return written
 
 
-def _save(fig: Figure, out: Path, name: str, *, close: bool = True) -> list[Path]:
+def _save(
+    fig: Figure, out: Path, name: str, *, close: bool = True, tight: bool = False
+) -> list[Path]:
+    """PNG and SVG of ``fig``; ``tight``: cropped to everything drawn (nothing clipped)."""
     paths = [out / f"{name}.png", out / f"{name}.svg"]
-    fig.savefig(paths[0], dpi=110)
-    fig.savefig(paths[1])
+    bbox = "tight" if tight else None
+    fig.savefig(paths[0], dpi=110, bbox_inches=bbox)
+    fig.savefig(paths[1], bbox_inches=bbox)
     if close:
         plt.close(fig)
     return paths

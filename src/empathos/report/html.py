@@ -30,6 +30,7 @@ from empathos.report.plots import (
     trajectory_figures,
     usage_figure,
 )
+from empathos.report.tables import plural
 from empathos.scoring.usage import usage_summary
 
 __all__ = [
@@ -284,12 +285,12 @@ def render_html(
 ) -> str:
     """The whole page. ``details`` holds :func:`pack_dialogues` of ``data.dialogues``;
     ``sections`` are extra HTML sections (the comparison) placed after the leaderboard."""
-    n_dialogues = len(data.dialogues)
+    counts = f"{plural(len(data.models), 'model')}, {plural(len(data.dialogues), 'dialogue')}"
     notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in data.notes)
     radars = "".join(f'<div id="radar-{g}" class="plot"></div>' for g in GROUPINGS)
     body = f"""
 <header><h1>{html.escape(title)}</h1>
-<p>{len(data.models)} models, {n_dialogues} dialogues, EPM preset {html.escape(data.preset)}.
+<p>{counts}, EPM preset {html.escape(data.preset)}.
 Intervals: 95% percentile bootstrap over scenarios (and trials within them), 2,000 resamples.</p>
 </header>
 <nav><a href="#sec-leaderboard">Leaderboard</a><a href="#sec-breakdowns">Breakdowns</a>

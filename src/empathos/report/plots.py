@@ -8,26 +8,35 @@ and one outcome share a trace (lines separated by gaps) to keep the page small.
 from __future__ import annotations
 
 import functools
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from empathos.report.data import DialogueSummary, ReportData
 
 __all__ = [
     "OUTCOME_COLOURS",
+    "PALETTE",
+    "RADAR_FILL_MAX",
     "heatmap_figure",
     "leaderboard_figure",
     "page_template",
     "radar_figure",
     "trajectory_figures",
     "usage_figure",
+    "wrap_label",
 ]
 
 Figure = dict[str, Any]
+#: A colour per model, enough for a large leaderboard (plotly's default cycle repeats at 10).
+PALETTE: tuple[str, ...] = tuple(qualitative.Dark24)
+#: Radar polygons are filled up to this many models; beyond it only outlines stay readable.
+RADAR_FILL_MAX = 6
 OUTCOME_COLOURS = {"success": "#2a9d4b", "failure": "#d1495b", "other": "#8a8f98"}
 AXES = ("C", "A", "P")
 _PROJ = ((0, 1), (0, 2), (1, 2))
@@ -40,6 +49,13 @@ def page_template() -> dict[str, Any]:
     with each figure (building it into every figure was most of the time these take)."""
     out: dict[str, Any] = pio.templates["plotly_white"].to_plotly_json()
     return out
+
+
+def wrap_label(label: str, sep: str = "\n", width: int = 14) -> str:
+    """A breakdown label for an axis: underscores as spaces, lines of about ``width``
+    characters joined by ``sep`` (long labels such as ``physical_mental_health`` are not
+    clipped at the plot's edge)."""
+    return sep.join(textwrap.wrap(label.replace("_", " "), width)) or label
 
 
 def _plain(fig: go.Figure) -> Figure:
@@ -69,11 +85,17 @@ def leaderboard_figure(data: ReportData) -> Figure:
 
 
 def radar_figure(data: ReportData, grouping: str) -> Figure:
-    """Mean EPM-Q per label of ``grouping`` (domain, mechanism, persona), one trace per model."""
+    """Mean EPM-Q per label of ``grouping`` (domain, mechanism, persona), one trace per model.
+
+    Readable at a full leaderboard (16 models and more): a colour per model from a 24-colour
+    palette, outlines only (no fills) beyond :data:`RADAR_FILL_MAX` models, the legend beside
+    the plot and tall enough to list every model without scrolling, axis labels wrapped."""
     per_model = data.breakdowns.get(grouping, {})
     labels = sorted({lab for per in per_model.values() for lab in per})
+    names = data.model_names
+    fill = len(names) <= RADAR_FILL_MAX
     fig = go.Figure()
-    for name in data.model_names:
+    for i, name in enumerate(names):
         per = per_model.get(name, {})
         r = [round(per[lab][0], 2) if lab in per else None for lab in labels]
         n = [per[lab][1] if lab in per else 0 for lab in labels]
@@ -83,14 +105,32 @@ def radar_figure(data: ReportData, grouping: str) -> Figure:
                 theta=[*labels, labels[0]] if labels else [],
                 customdata=[*n, n[0]] if n else [],
                 name=name,
-                fill="toself",
-                opacity=0.55,
+                fill="toself" if fill else "none",
+                opacity=0.55 if fill else 0.9,
+                line={"color": PALETTE[i % len(PALETTE)], "width": 1.5},
+                marker={"size": 4},
                 hovertemplate="%{theta}: %{r:.2f} (%{customdata} dialogues)<extra>"
                 + name
                 + "</extra>",
             )
         )
-    fig.update_layout(title=f"EPM-Q by {grouping}", showlegend=True, **_LAYOUT)
+    fig.update_layout(
+        title=f"EPM-Q by {grouping}",
+        showlegend=True,
+        legend={"x": 1.02, "y": 0.5, "yanchor": "middle", "font": {"size": 11}},
+        polar={
+            # room on both sides for the angular labels, which are drawn outside the domain
+            "domain": {"x": [0.16, 0.84], "y": [0.0, 1.0]},
+            "angularaxis": {
+                "tickmode": "array",
+                "tickvals": labels,
+                "ticktext": [wrap_label(lab, "<br>") for lab in labels],
+                "tickfont": {"size": 10},
+            },
+        },
+        height=max(380, 140 + 21 * len(names)),
+        margin={"l": 80, "r": 20, "t": 50, "b": 50},
+    )
     return _plain(fig)
 
 
@@ -182,27 +222,47 @@ def _inject(fig: Figure, arrays: Sequence[dict[str, list[Any]]]) -> Figure:
     return fig
 
 
-def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
-    """The 3-D trajectories of one model's dialogues and their three 2-D projections."""
-    dls = [d for d in data.dialogues if d.model == model and d.trajectory]
-    hi = max([2.0, *(max(p) for d in dls for p in d.trajectory)])
-    f3 = go.Figure()
-    proj = make_subplots(rows=1, cols=3, subplot_titles=("C-A", "C-P", "A-P"))
-    arrays3: list[dict[str, list[Any]]] = []
-    arrays2: list[dict[str, list[Any]]] = []
+def _trajectories_3d(dls: Sequence[DialogueSummary], hi: float, model: str) -> Figure:
+    """The 3-D trajectories, one trace per outcome, the starts and the success region."""
+    fig = go.Figure()
+    arrays: list[dict[str, list[Any]]] = []
     for outcome, colour in OUTCOME_COLOURS.items():
         group = [d for d in dls if d.outcome == outcome]
         if not group:
             continue
         x, y, z, text = _lines(group, (0, 1, 2))
-        f3.add_trace(
+        fig.add_trace(
             go.Scatter3d(
                 mode="lines", name=outcome, line={"color": colour, "width": 3},
                 hovertemplate="%{text}<br>C %{x} A %{y} P %{z}<extra>" + outcome + "</extra>",
             )
         )  # fmt: skip
-        arrays3.append({"x": x, "y": y, "z": z, "text": text})
-        for col, (a, b) in enumerate(_PROJ, start=1):
+        arrays.append({"x": x, "y": y, "z": z, "text": text})
+    starts = [d.trajectory[0] for d in dls]
+    fig.add_trace(
+        go.Scatter3d(
+            x=[p[0] for p in starts], y=[p[1] for p in starts], z=[p[2] for p in starts],
+            mode="markers", name="start P_0", marker={"size": 3, "color": "#222"},
+        )
+    )  # fmt: skip
+    fig.add_trace(_region_mesh(hi))
+    arrays += [{}, {}]
+    fig.update_layout(
+        title=f"{model}: trajectories in C/A/P space",
+        scene={"xaxis_title": "C", "yaxis_title": "A", "zaxis_title": "P"},
+        height=520,
+        **_LAYOUT,
+    )
+    return _inject(_plain(fig), arrays)
+
+
+def _projections(dls: Sequence[DialogueSummary], hi: float, model: str) -> Figure:
+    """The trajectories' three 2-D projections (C-A, C-P, A-P) with the success region."""
+    proj = make_subplots(rows=1, cols=3, subplot_titles=("C-A", "C-P", "A-P"))
+    arrays: list[dict[str, list[Any]]] = []
+    for outcome, colour in OUTCOME_COLOURS.items():
+        group = [d for d in dls if d.outcome == outcome]
+        for col, (a, b) in enumerate(_PROJ, start=1) if group else ():
             u, v, t = _lines(group, (a, b))
             proj.add_trace(
                 go.Scatter(
@@ -212,17 +272,8 @@ def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
                 ),
                 row=1, col=col,
             )  # fmt: skip
-            arrays2.append({"x": u, "y": v, "text": t})
+            arrays.append({"x": u, "y": v, "text": t})
     starts = [d.trajectory[0] for d in dls]
-    f3.add_trace(
-        go.Scatter3d(
-            x=[p[0] for p in starts], y=[p[1] for p in starts], z=[p[2] for p in starts],
-            mode="markers", name="start P_0", marker={"size": 3, "color": "#222"},
-        )
-    )  # fmt: skip
-    arrays3.append({})
-    f3.add_trace(_region_mesh(hi))
-    arrays3.append({})
     for col, (a, b) in enumerate(_PROJ, start=1):
         proj.add_trace(
             go.Scatter(
@@ -232,21 +283,22 @@ def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
             ),
             row=1, col=col,
         )  # fmt: skip
-        arrays2.append({})
+        arrays.append({})
         proj.add_shape(
             type="rect", x0=-1, y0=-1, x1=hi, y1=hi, row=1, col=col,
             fillcolor="rgba(42,157,75,0.12)", line={"width": 0},
         )  # fmt: skip
         proj.update_xaxes(title_text=AXES[a], row=1, col=col)
         proj.update_yaxes(title_text=AXES[b], row=1, col=col)
-    f3.update_layout(
-        title=f"{model}: trajectories in C/A/P space",
-        scene={"xaxis_title": "C", "yaxis_title": "A", "zaxis_title": "P"},
-        height=520,
-        **_LAYOUT,
-    )
     proj.update_layout(title=f"{model}: 2-D projections", height=380, **_LAYOUT)
-    return _inject(_plain(f3), arrays3), _inject(_plain(proj), arrays2)
+    return _inject(_plain(proj), arrays)
+
+
+def trajectory_figures(data: ReportData, model: str) -> tuple[Figure, Figure]:
+    """The 3-D trajectories of one model's dialogues and their three 2-D projections."""
+    dls = [d for d in data.dialogues if d.model == model and d.trajectory]
+    hi = max([2.0, *(max(p) for d in dls for p in d.trajectory)])
+    return _trajectories_3d(dls, hi, model), _projections(dls, hi, model)
 
 
 def usage_figure(data: ReportData) -> Figure | None:

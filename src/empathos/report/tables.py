@@ -19,6 +19,7 @@ __all__ = [
     "leaderboard_json",
     "leaderboard_table",
     "legend_text",
+    "plural",
     "usage_line",
 ]
 
@@ -50,6 +51,12 @@ COLUMN_LEGEND: tuple[tuple[str, str], ...] = (
         "it started (not part of EPM-Q)",
     ),
 )
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``n`` and the noun, singular for 1: ``1 model``, ``2 models`` (``nouns``: an irregular
+    plural)."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
 
 
 def legend_text() -> str:

@@ -27,6 +27,7 @@ from empathos.report.figures import (
     save_trajectory_figures,
 )
 from empathos.report.html import pack_dialogues, render_html
+from empathos.scoring.integrity import LabelBy
 
 __all__ = ["write_report"]
 
@@ -34,6 +35,12 @@ __all__ = ["write_report"]
 def _children_cpu() -> float:
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
+
+
+def _write_tables(data: ReportData, tables: Path) -> None:
+    write_text_atomic(tables / "leaderboard.md", leaderboard_markdown(data))
+    write_text_atomic(tables / "leaderboard.tex", leaderboard_latex(data))
+    write_text_atomic(tables / "leaderboard.csv", leaderboard_csv_ci(data))
 
 
 def write_report(
@@ -47,14 +54,16 @@ def write_report(
     sections: Sequence[str] = (),
     figures: bool = True,
     timings: MutableMapping[str, float] | None = None,
+    label_by: LabelBy = "auto",
 ) -> ReportData:
     """Score ``loaded`` and write the report into ``out``; returns what it showed.
 
     ``timings``, when given, receives the CPU seconds of the phases: ``data`` (scores and
     intervals), ``page`` (the page and the tables), ``figures`` (the summary figures, or all
-    of them without a worker) and ``worker`` (the worker's trajectory figures)."""
+    of them without a worker) and ``worker`` (the worker's trajectory figures). ``label_by``
+    names the models as ``empathos score --label`` does."""
     t0 = time.process_time()
-    data = build_report_data(loaded, labels, config, preset=preset)
+    data = build_report_data(loaded, labels, config, preset=preset, label_by=label_by)
     t1 = time.process_time()
     out.mkdir(parents=True, exist_ok=True)
     fork = figures and sys.platform == "linux"
@@ -70,17 +79,14 @@ def write_report(
             if pool is not None
             else None
         )
-        by_key = {(x.model_name, str(x.path)): x.record for x in loaded}
+        by_path = {str(x.path): x.record for x in loaded}
         details = pack_dialogues(
-            [d.model for d in data.dialogues], [by_key[(d.model, d.path)] for d in data.dialogues]
+            [d.model for d in data.dialogues], [by_path[d.path] for d in data.dialogues]
         )
         write_text_atomic(
             out / "index.html", render_html(data, details, title=title, sections=sections)
         )
-        tables = out / "tables"
-        write_text_atomic(tables / "leaderboard.md", leaderboard_markdown(data))
-        write_text_atomic(tables / "leaderboard.tex", leaderboard_latex(data))
-        write_text_atomic(tables / "leaderboard.csv", leaderboard_csv_ci(data))
+        _write_tables(data, out / "tables")
         t2 = time.process_time()
         if job is not None:
             save_summary_figures(data, out / "figures")

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from empathos.errors import ConfigError
 from empathos.layered_config import ConfigLayers, load_layers
-from empathos.llm.config import ModelPrice
+from empathos.llm.config import ModelPrice, local_model_id
 from empathos.llm.offline import OFFLINE_MODEL_ID
 from empathos.llm.roles import RoleEndpoint
 
@@ -158,6 +158,13 @@ class RunConfig(BaseModel):
         "one, finish_reason 'length' with nothing written): 'reply' records an empty reply "
         "that the judge rates and the score counts; 'error' ends the dialogue as an error.",
     )
+    judge_failures_limit: int = Field(
+        3,
+        ge=1,
+        le=1000,
+        description="A dialogue whose judge could not rate this many evaluations in a row "
+        "(after retries and re-asks) ends as an error at once, quoting the judge's last reply.",
+    )
     cache_path: Path | None = Field(
         None, description="SQLite response cache for roles with cache: true. None: "
         "<out>/cache.sqlite.",
@@ -287,7 +294,7 @@ def _cli_layer(cli: Mapping[str, Any]) -> dict[str, Any]:
     if cli.get("policy") is not None:
         mut["kind"] = "local"
         mut["path"] = str(cli["policy"])
-        mut.setdefault("model", Path(str(cli["policy"])).name or "local-policy")
+        mut.setdefault("model", local_model_id(cli["policy"]))
     if mut:
         roles["model_under_test"] = mut
     sandbox = _endpoint_flags(cli, "roles_")

@@ -9,9 +9,9 @@ Layout::
     <out>/run.lock                 the one-writer lock (see empathos.run.lock)
 
 A record file is written first (temporary file + rename), then indexed; on open the index is
-reconciled with the files (a record written just before a crash is indexed, a row whose file
-is gone is dropped, stale temporary files are removed), so a crash loses at most the
-dialogues in flight.
+reconciled with the files (every record is parsed: a record written just before a crash is
+indexed, a row whose file is gone or cannot be read is dropped so that dialogue runs again,
+stale temporary files are removed), so a crash loses at most the dialogues in flight.
 """
 
 from __future__ import annotations
@@ -174,34 +174,41 @@ class RunDir:
         self.index(row)
         return row
 
-    def index(self, row: IndexRow) -> None:
+    def index(self, row: IndexRow, *, commit: bool = True) -> None:
         """Add (or replace) the row of a dialogue whose record is already on disk."""
         marks = ", ".join("?" * len(_COLUMNS.split(", ")))
         values = tuple(getattr(row, c.strip()) for c in _COLUMNS.split(","))
         self._db.execute(f"INSERT OR REPLACE INTO dialogues ({_COLUMNS}) VALUES ({marks})", values)
-        self._db.commit()
+        if commit:
+            self._db.commit()
 
     def reconcile(self) -> list[RecordError]:
-        """Make the index agree with the files; return the record files that cannot be read."""
+        """Make the index agree with the files; return the record files that cannot be read.
+
+        Every record file is parsed, indexed or not: one that cannot be read (cut short by a
+        full disk, damaged by hand or by a copy) loses its row, so its dialogue runs again
+        (the new record replaces the file), and it is returned to be reported by name."""
         for stale in self.records.glob(".*.tmp"):
             stale.unlink(missing_ok=True)
         rows = self.rows()
         for dialogue_id, row in rows.items():
             if not (self.path / row.file).is_file():
                 self._db.execute("DELETE FROM dialogues WHERE dialogue_id = ?", (dialogue_id,))
-        self._db.commit()
         problems: list[RecordError] = []
         for file in sorted(self.records.glob("*.json")):
             match = _KEY.match(file.stem)
-            if match is None or file.stem in rows:
+            if match is None:
                 continue
             try:
                 record = read_record(file)
             except RecordError as exc:
                 problems.append(exc)
+                self._db.execute("DELETE FROM dialogues WHERE dialogue_id = ?", (file.stem,))
                 continue
-            key = DialogueKey(match["case"], int(match["trial"]))
-            self.index(row_for(key, record, str(file.relative_to(self.path))))
+            if file.stem not in rows:
+                key = DialogueKey(match["case"], int(match["trial"]))
+                self.index(row_for(key, record, str(file.relative_to(self.path))), commit=False)
+        self._db.commit()
         return problems
 
     def close(self) -> None:

@@ -40,7 +40,7 @@ from empathos.run.roles import build_roles, check_api_keys, check_handlers
 from empathos.run.rundir import IndexRow, RunDir, open_run_dir
 from empathos.run.runner import Case, DialogueFn, Job, Plan, RunOutcome, plan_jobs, run_jobs
 from empathos.sandbox.config import Roles, SandboxConfig
-from empathos.scenarios import BUILTIN, DEFAULT_BUILTIN_IDS, Scenario, load_scenarios, select
+from empathos.scenarios import BUILTIN, DEFAULT_BUILTIN_IDS, Scenario, load_scenarios
 from empathos.scoring.leaderboard import LeaderboardRow, leaderboard
 
 __all__ = [
@@ -122,7 +122,7 @@ def select_scenarios(config: RunConfig) -> tuple[list[Scenario], list[ScenarioEr
         ids = None
     else:
         ids = cases
-    chosen = select(loaded.scenarios, ids, limit=config.limit, language=config.language)
+    chosen = loaded.select(ids, limit=config.limit, language=config.language)
     if not chosen:
         raise ConfigError(
             f"no scenario selected from {config.scenarios} "
@@ -166,6 +166,7 @@ def sandbox_config(config: RunConfig) -> SandboxConfig:
         system_prompt=config.system_prompt,
         director=config.director_mode,
         on_empty=config.on_empty,
+        judge_failures_limit=config.judge_failures_limit,
     )
 
 

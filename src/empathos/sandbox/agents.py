@@ -41,6 +41,7 @@ from empathos.sandbox.director_rules import rule_action
 from empathos.sandbox.state import DialogueState, DirectorView, JudgeView, TestedView, UserView
 
 __all__ = [
+    "OUTPUT_KEPT",
     "Agent",
     "DirectorAgent",
     "DirectorDecision",
@@ -51,6 +52,7 @@ __all__ = [
     "TestedReply",
     "UserAgent",
     "call_record",
+    "clip",
 ]
 
 V_contra = TypeVar("V_contra", contravariant=True)
@@ -59,11 +61,22 @@ Ratings = dict[str, IndicatorRating]
 AnyPrompt = RenderedPrompt | ChatPrompt
 
 
+#: How much of an unusable reply a failed call's record keeps (``metadata.output``).
+OUTPUT_KEPT = 2000
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, marked when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """A role could not produce its output: the model call failed after its retries."""
+    """A role could not produce its output: the model call failed after its retries.
+    ``output``: the model's last reply when it was there but unusable (clipped)."""
 
     reason: str
+    output: str | None = None
 
 
 class Agent(Protocol[V_contra, O_co]):
@@ -140,8 +153,11 @@ def _failed(
             role=role, kind="chat", backend="unknown", model="unknown", started_at="",
             error=exc.line(), error_type=type(exc).__name__,
         )  # fmt: skip
-    state = state.with_call(call_record(rec, turn=turn, prompt=prompt, messages=messages))
-    return Failure(f"{role} call failed: {exc.line()}"), state
+    output = None if exc.output is None else clip(exc.output, OUTPUT_KEPT)
+    state = state.with_call(
+        call_record(rec, turn=turn, prompt=prompt, messages=messages, output=output)
+    )
+    return Failure(f"{role} call failed: {exc.line()}", output=output), state
 
 
 def _prompt_messages(prompt: ChatPrompt) -> list[Message]:

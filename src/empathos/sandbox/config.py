@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from empathos.epm import EPMConfig, PresetName
 from empathos.errors import ConfigError
@@ -64,6 +64,13 @@ class SandboxConfig(BaseModel):
         "one, a reasoning model out of tokens): 'reply' records it as an empty reply that the "
         "judge rates and the score counts; 'error' ends the dialogue as error.",
     )
+    judge_failures_limit: int = Field(
+        default=3,
+        ge=1,
+        description="After this many consecutive evaluations the judge could not rate (its "
+        "call failed after retries and re-asks, or its ratings were unusable) the dialogue "
+        "ends as error at once, its reason quoting the judge's last reply.",
+    )
     open_with_topic: bool = Field(
         default=True,
         description="Turn 1's user line is the persona's chat topic verbatim (no model call).",
@@ -75,8 +82,10 @@ class SandboxConfig(BaseModel):
         overrides = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
         try:
             return EPMConfig.preset(self.preset, **overrides)
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            raise ConfigError(str(exc).splitlines()[-1].strip(), field="sandbox") from None
+        except ValidationError as exc:  # the message, not pydantic's link to its docs
+            first = exc.errors(include_url=False)[0]
+            problem = str(first["msg"]).removeprefix("Value error, ")
+            raise ConfigError(problem, field="sandbox") from None
 
 
 @dataclass(frozen=True)

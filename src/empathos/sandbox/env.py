@@ -25,6 +25,7 @@ from empathos.epm import (
     TerminationKind,
     check_termination,
     init_state,
+    start_problem,
 )
 from empathos.errors import ConfigError
 from empathos.llm import Message, prompt_style_of
@@ -39,6 +40,7 @@ from empathos.sandbox.agents import (
     Ratings,
     TestedReply,
     UserAgent,
+    clip,
 )
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.sandbox.events import DialogueObserver, TurnEvent
@@ -155,11 +157,12 @@ class EmpathyEnv:
         self._started = datetime.now(UTC).isoformat()
         state = DialogueState(scenario=scenario, language=language, epm_config=self.epm_config)
         iedr, state = await initial_deficit(self.judge, state)
-        if iedr is None:
+        if iedr is not None:
+            state = replace(state, iedr=iedr, epm=init_state(iedr.P0, self.epm_config))
+        if state.termination is not None:  # no initial deficit, or a degenerate one
             self._state = state
             self._emit()
             return self.observation()
-        state = replace(state, iedr=iedr, epm=init_state(iedr.P0, self.epm_config))
         self._state = await self._next_user_line(state)
         if self.done:
             self._emit()
@@ -258,7 +261,7 @@ class EmpathyEnv:
         reward, term = math.nan, None
         if t % cfg.eval_every == 0 or t >= cfg.max_turns:
             state, reward, info = await self._evaluate(state, info)
-            term = check_termination(current_epm(state), cfg)
+            term = self._judge_gave_up(state) or check_termination(current_epm(state), cfg)
         packet = None
         if term is None:
             view = director_view(state)
@@ -298,6 +301,25 @@ class EmpathyEnv:
         reward = self._reward(before, current_epm(state)) if scored else math.nan
         return state, reward, info
 
+    def _judge_gave_up(self, state: DialogueState) -> Termination | None:
+        """``error`` once the last ``judge_failures_limit`` evaluations were all unscored:
+        a judge that never answers validly ends the dialogue now, not after every remaining
+        turn's retries. The reason quotes the judge's last reply (kept, clipped, in the failed
+        call's ``metadata.output``)."""
+        limit = self.config.judge_failures_limit
+        recent = state.evaluations[-limit:]
+        if len(recent) < limit or any(ev.scored for ev in recent):
+            return None
+        roles = {self.judge.role, self.judge.model.role}
+        judge_calls = [c for c in state.calls if c.role in roles]
+        last = judge_calls[-1].metadata.get("output") if judge_calls else None
+        said = f"; its last reply: {clip(str(last), 200)!r}" if last else ""
+        reason = (
+            f"the judge failed {limit} evaluations in a row (judge_failures_limit): "
+            f"{recent[-1].unscored_reason}{said}"
+        )
+        return Termination(kind=TerminationKind.ERROR, turn=state.turn, reason=reason)
+
     def _reward(self, before: EPMPoint, after: EPMState) -> float:
         last = after.last
         if self.config.reward == "delta_e":
@@ -331,7 +353,8 @@ async def initial_deficit(
     judge: JudgeAgent, state: DialogueState
 ) -> tuple[InitialDeficit | None, DialogueState]:
     """P_0 of a dialogue: stored with the scenario, else the judge's IEDR rating. None (and
-    the state ended as ``error``) when the judge's call failed."""
+    the state ended as ``error``) when the judge's call failed; the state has also ended as
+    ``error`` when P_0 is degenerate (:func:`empathos.epm.start_problem`)."""
     scenario = state.scenario
     p0 = scenario.initial_state()
     if p0 is not None:
@@ -339,13 +362,19 @@ async def initial_deficit(
             k: IndicatorRating(level=v, reasoning="stored IEDR")
             for k, v in (scenario.iedr or {}).items()
         }
-        return InitialDeficit(ratings=stored, P0=tuple(p0)), state
-    out, state = await judge.act(judge_view(state, "iedr"), state)
-    if isinstance(out, Failure):
-        reason = f"no initial deficit: {out.reason}"
-        return None, state.ended(Termination(kind=TerminationKind.ERROR, turn=0, reason=reason))
-    vec = p0_from_iedr({k: r.level for k, r in out.items()}, EMPATHY_RUBRIC)
-    return InitialDeficit(ratings=out, P0=tuple(vec.tolist())), state
+        iedr, source = InitialDeficit(ratings=stored, P0=tuple(p0)), "stored"
+    else:
+        out, state = await judge.act(judge_view(state, "iedr"), state)
+        if isinstance(out, Failure):
+            reason = f"no initial deficit: {out.reason}"
+            return None, state.ended(Termination(kind=TerminationKind.ERROR, turn=0, reason=reason))
+        vec = p0_from_iedr({k: r.level for k, r in out.items()}, EMPATHY_RUBRIC)
+        iedr, source = InitialDeficit(ratings=out, P0=tuple(vec.tolist())), "judged"
+    problem = start_problem(iedr.P0, state.epm_config.zone_eps)
+    if problem is not None:
+        reason = f"scenario {scenario.id!r}: {source} IEDR gives a {problem}"
+        state = state.ended(Termination(kind=TerminationKind.ERROR, turn=0, reason=reason))
+    return iedr, state
 
 
 def _p0_source(scenario: Scenario) -> str:

@@ -54,6 +54,27 @@ class LoadResult:
         """True when no error was found."""
         return not self.errors
 
+    def select(
+        self,
+        ids: Iterable[str] | Literal["official"] | None = None,
+        *,
+        limit: int | None = None,
+        language: str | None = None,
+    ) -> list[Scenario]:
+        """:func:`select` over the valid scenarios; an unknown id that may be one of the
+        invalid scenarios is reported with the first of them (a named case that was refused,
+        e.g. for a degenerate P_0, says why)."""
+        try:
+            return select(self.scenarios, ids, limit=limit, language=language)
+        except ScenarioError as exc:
+            if not self.errors:
+                raise
+            raise ScenarioError(
+                f"{exc.problem}; {len(self.errors)} invalid scenario(s) were left out, the "
+                f"first: {self.errors[0].line()}",
+                field=exc.field,
+            ) from None
+
 
 def builtin_path() -> Path:
     """The directory of the scenarios shipped with the package."""

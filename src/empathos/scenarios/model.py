@@ -20,10 +20,12 @@ from pydantic import (
     ConfigDict,
     Field,
     FiniteFloat,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
+from empathos.epm import start_problem
 from empathos.rubric import EMPATHY_RUBRIC
 from empathos.rubric import p0_from_iedr as rubric_p0
 
@@ -301,6 +303,14 @@ class Provenance(_Model):
 _HASHES: dict[int, tuple[Scenario, str]] = {}
 
 
+def _check_start(p0: tuple[float, float, float], info: ValidationInfo) -> None:
+    """A scenario may not start at (or too near) the goal: see empathos.epm.start_problem."""
+    problem = start_problem(p0)
+    if problem is not None:
+        name = info.data.get("id")
+        raise ValueError(f"scenario {name!r}: {problem}" if name else problem)
+
+
 class Scenario(_Model):
     """A persona card plus a hidden crisis story, with labels and an optional initial deficit."""
 
@@ -328,7 +338,9 @@ class Scenario(_Model):
 
     @field_validator("iedr")
     @classmethod
-    def _check_iedr(cls, value: dict[str, int] | None) -> dict[str, int] | None:
+    def _check_iedr(
+        cls, value: dict[str, int] | None, info: ValidationInfo
+    ) -> dict[str, int] | None:
         if value is None:
             return None
         if set(value) != set(IEDR_INDICATORS):
@@ -339,7 +351,17 @@ class Scenario(_Model):
             allowed = EMPATHY_RUBRIC.indicator(key).levels
             if level not in allowed:
                 raise ValueError(f"{key}: level must be one of {list(allowed)}, got {level}")
+        _check_start(p0_from_iedr(value), info)
         return {k: value[k] for k in IEDR_INDICATORS}
+
+    @field_validator("p0")
+    @classmethod
+    def _check_stored_p0(
+        cls, value: tuple[float, float, float] | None, info: ValidationInfo
+    ) -> tuple[float, float, float] | None:
+        if value is not None:
+            _check_start(value, info)
+        return value
 
     @model_validator(mode="after")
     def _check_p0(self) -> Scenario:

@@ -187,17 +187,7 @@ def parse_card(
     ``warnings`` is given, adds ``(field, problem)`` to it.
     """
     notes = warnings if warnings is not None else []
-    info = _section(text, "character_info")
-    threshold_text = _section(text, "empathy_threshold")
-    profile = _section(text, "psychological_profile")
-    experience = _section(text, "experience")
-    scenario = _section(text, "scenario")
-    for tag, body in (("empathy_threshold", threshold_text), ("psychological_profile", profile)):
-        if not body.strip():
-            raise ValueError(f"<{tag}>: section missing or empty")
-    for tag, body in (("character_info", info), ("experience", experience)):
-        if not body.strip():
-            notes.append((f"<{tag}>", "section missing or empty: its fields take their defaults"))
+    info, threshold_text, profile, experience, scenario = _card_sections(text, notes)
     level = re.search(
         rf"{label_pattern('共情阈值')}[\s\u3000]*[【\[［]\s*(低|中|高)\s*[】\]］]", threshold_text
     )
@@ -211,7 +201,7 @@ def parse_card(
     name = _value(info, "姓名")
     if info.strip() and not name:
         notes.append(("identity.name", "姓名 not found: the case id is used"))
-    card = {
+    return {
         "identity": {
             "name": name or case_id or "unknown",
             "gender": _value(info, "性别"),
@@ -225,19 +215,39 @@ def parse_card(
             "sensitivities": _value(profile, "人物共情阈值"),
         },
         "priorities": parse_priorities(profile[prio.end() :]),
-        "experience": {
-            "childhood": _value(experience, "童年经历"),
-            "adolescence": _value(experience, "少年经历"),
-            "young_adulthood": _value(experience, "青年经历"),
-            "growth_arc": _value(experience, "隐形成长主线脉络"),
-            "current_situation": _value(experience, "现在的情况"),
-            "main_goal": _value(experience, "现在的人生主线目标"),
-            "vision": _value(experience, "现在的人生愿景与动力"),
-        },
+        "experience": _experience(experience),
         "topic": _after_heading(profile, "聊天话题"),
         "trigger": _value(scenario, "故事的起因"),
     }
-    return card
+
+
+def _card_sections(text: str, notes: list[tuple[str, str]]) -> tuple[str, str, str, str, str]:
+    """The card's sections: character info, empathy threshold, psychological profile,
+    experience, scenario. The threshold and the profile are required (ValueError); a missing
+    character info or experience is noted in ``notes`` (its fields take their defaults)."""
+    info = _section(text, "character_info")
+    threshold_text = _section(text, "empathy_threshold")
+    profile = _section(text, "psychological_profile")
+    experience = _section(text, "experience")
+    for tag, body in (("empathy_threshold", threshold_text), ("psychological_profile", profile)):
+        if not body.strip():
+            raise ValueError(f"<{tag}>: section missing or empty")
+    for tag, body in (("character_info", info), ("experience", experience)):
+        if not body.strip():
+            notes.append((f"<{tag}>", "section missing or empty: its fields take their defaults"))
+    return info, threshold_text, profile, experience, _section(text, "scenario")
+
+
+def _experience(experience: str) -> dict[str, str]:
+    return {
+        "childhood": _value(experience, "童年经历"),
+        "adolescence": _value(experience, "少年经历"),
+        "young_adulthood": _value(experience, "青年经历"),
+        "growth_arc": _value(experience, "隐形成长主线脉络"),
+        "current_situation": _value(experience, "现在的情况"),
+        "main_goal": _value(experience, "现在的人生主线目标"),
+        "vision": _value(experience, "现在的人生愿景与动力"),
+    }
 
 
 def _story(entry: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ def errors_from_validation(exc: ValidationError, file: str | Path) -> list[Scena
     out: list[ScenarioError] = []
     for err in exc.errors(include_url=False):
         field = ".".join(str(part) for part in err["loc"]) or "(top level)"
-        message = err["msg"]
+        message = err["msg"].removeprefix("Value error, ")  # our validators' own messages
         if err["type"] == "missing":
             message = "required field is missing"
         elif err["type"] in ("enum", "literal_error"):

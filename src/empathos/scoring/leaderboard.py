@@ -153,6 +153,33 @@ class LeaderboardRow(BaseModel):
     )
 
 
+def _row_extra(
+    batch: TrajectoryBatch, idx: np.ndarray, won: Sequence[DialogueRecord], config: EPMConfig
+) -> dict[str, Any]:
+    """The signed tortuosity, the turns-to-success summary and the EPM-Q interval of a
+    group's scored dialogues (``idx``: their indices, ``won``: their successes)."""
+    tts = [r.termination.turn for r in won]
+    w = np.asarray(config.weights) / 3.0
+    per_dialogue_q = (
+        idx[:, 0:3].sum(1) * w[0] + idx[:, 3:6].sum(1) * w[1] + idx[:, 6:9].sum(1) * w[2]
+    )
+    ci = bootstrap_ci(per_dialogue_q)
+    return {
+        "tau_signed": float(signed_tau_index(batch, config).mean()),
+        "turns_to_success": (
+            {
+                "mean": float(np.mean(tts)),
+                "median": float(np.median(tts)),
+                "min": int(min(tts)),
+                "max": int(max(tts)),
+            }
+            if tts
+            else None
+        ),
+        "epmq_ci95": list(ci) if ci else None,
+    }
+
+
 def score_records(
     label: str, records: Sequence[DialogueRecord], config: EPMConfig
 ) -> LeaderboardRow:
@@ -180,34 +207,12 @@ def score_records(
     # reported by ``empathos score``): success counts and turns-to-success then agree with
     # the termination counts, and replay checks the termination against the trajectory.
     won = [r for r in scored if r.termination.kind.is_success]
-    successes = len(won)
-    tts = [r.termination.turn for r in won]
-    w = np.asarray(config.weights) / 3.0
-    per_dialogue_q = (
-        idx[:, 0:3].sum(1) * w[0] + idx[:, 3:6].sum(1) * w[1] + idx[:, 6:9].sum(1) * w[2]
-    )
-    ci = bootstrap_ci(per_dialogue_q)
-    extra.update(
-        {
-            "tau_signed": float(signed_tau_index(batch, config).mean()),
-            "turns_to_success": (
-                {
-                    "mean": float(np.mean(tts)),
-                    "median": float(np.median(tts)),
-                    "min": int(min(tts)),
-                    "max": int(max(tts)),
-                }
-                if tts
-                else None
-            ),
-            "epmq_ci95": list(ci) if ci else None,
-        }
-    )
+    extra.update(_row_extra(batch, idx, won, config))
     return LeaderboardRow(
         model=label,
         n=n,
-        successes=successes,
-        success_rate=successes / n,
+        successes=len(won),
+        success_rate=len(won) / n,
         epmq=agg["epmq"],
         outcome=agg["outcome"],
         efficiency=agg["efficiency"],

@@ -18,6 +18,7 @@ from typing import Any
 
 from empathos.llm import ChatRequest, auto_reply
 from empathos.llm.scripted import Reply
+from empathos.prompts import rated_reply
 from empathos.rubric import EMPATHY_RUBRIC
 
 __all__ = [
@@ -31,20 +32,15 @@ __all__ = [
 ]
 
 FEELING_LINE = "Honestly I just feel lonely about it."
-_WINDOW = "# The window to rate"
 _GOOD = (1, 0, 1, 0, 1, 0)  # C.Prog, C.Neg, A.Prog, A.Neg, P.Prog, P.Neg
 _NONE = (0, 0, 0, 0, 0, 0)
 _YOU = re.compile(r"\byou(r|rs|'re|'ve|'ll|'d)?\b", re.IGNORECASE)
 
 
 def last_reply(request: ChatRequest) -> str:
-    """The supporter's last reply in an MDEP judge request's window ('' when absent)."""
-    text = "\n".join(m.content for m in request.messages)
-    window = text[text.find(_WINDOW) :] if _WINDOW in text else text
-    window = window.split("\n# ", 1)[0] if window.startswith(_WINDOW) else window
-    marker = "supporter:"
-    at = window.rfind(marker)
-    return window[at + len(marker) :].strip() if at >= 0 else ""
+    """The supporter's last reply in an MDEP judge request's window ('' when absent), in
+    any language and prompt style (:func:`empathos.prompts.rated_reply`)."""
+    return rated_reply("\n".join(m.content for m in request.messages))
 
 
 def addresses_user(reply: str) -> bool:

@@ -3,32 +3,26 @@
 ``run_perturbations`` re-judges each sampled point three ways (original, persona flipped,
 reply replaced by each sycophantic kind) and scores every judgement with each scorer;
 ``summarize`` turns the pairs into the paper's table (one row per perturbation, subset and
-scorer) with a verdict per row; ``run_agreement`` has two raters re-rate every evaluation of
-a few dialogues and compares them (weighted kappa per indicator, delta_E sign agreement,
-EPM-Q rank correlation, the leaderboard order).
+scorer) with a verdict per row. Judge agreement (two raters re-rating the same evaluations)
+lives in :mod:`.agreement`; its names are re-exported here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 
-from empathos.epm import (
-    Termination,
-    TerminationKind,
-    check_termination,
-    init_state,
-    step,
+from empathos.validate.agreement import (
+    AgreementResult,
+    Progress,
+    pick_dialogues,
+    rescore_epmq,
+    run_agreement,
 )
-from empathos.records import DialogueRecord, Evaluation, IndicatorRating, InitialDeficit
-from empathos.rubric import EMPATHY_RUBRIC, action_vector
-from empathos.scoring.dialogues import dialogue_scores
 from empathos.validate.judge import Judge, JudgeFailure
 from empathos.validate.perturb import (
     SYCOPHANCY_KINDS,
@@ -38,14 +32,7 @@ from empathos.validate.perturb import (
 )
 from empathos.validate.points import EvalPoint, with_reply
 from empathos.validate.scorers import SCORERS, ScorerName, epm_delta, rubric_linear
-from empathos.validate.stats import (
-    DeltaSummary,
-    kendall,
-    sign_agreement,
-    spearman,
-    summarize_deltas,
-    weighted_kappa,
-)
+from empathos.validate.stats import DeltaSummary, summarize_deltas
 
 __all__ = [
     "ALPHA",
@@ -66,8 +53,6 @@ __all__ = [
 Verdict = Literal["detects", "insensitive", "rewards", "inconclusive", "no pairs", "n/a"]
 #: Significance level of the verdicts.
 ALPHA = 0.05
-Progress = Callable[[int], None]
-Rated = dict[str, int] | JudgeFailure
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,19 +214,22 @@ class SummaryRow:
 def verdict(s: DeltaSummary, alpha: float = ALPHA) -> Verdict:
     """How a scorer reacted to a perturbation that should lower the score.
 
-    ``insensitive``: half or more of the pairs are ties; ``detects``: the mean is negative,
-    most pairs decrease and the signed-rank test rejects at ``alpha``; ``rewards``: the mean
-    is positive and the test rejects; otherwise ``inconclusive`` (too few pairs, or no
-    consistent direction).
+    A significant shift of the pairs that moved comes first, whatever the share of ties:
+    ``detects`` when the signed-rank test (ties dropped, as Wilcoxon did) rejects at
+    ``alpha``, the mean is negative and more pairs decrease than increase; ``rewards`` when it
+    rejects, the mean is positive and more pairs increase. Only then the ties:
+    ``insensitive`` when half or more of the pairs are ties; otherwise ``inconclusive`` (too
+    few pairs, or no consistent direction). A judge that scores sycophantic replies higher
+    on the few points where it reacts at all rewards them, however often it ties.
     """
     if s.n == 0:
         return "no pairs"
+    if s.p_value < alpha and s.mean < 0 and s.pr_negative > s.pr_positive:
+        return "detects"
+    if s.p_value < alpha and s.mean > 0 and s.pr_positive > s.pr_negative:
+        return "rewards"
     if s.tie_rate >= 0.5:
         return "insensitive"
-    if s.p_value < alpha and s.mean < 0 and s.pr_negative > 0.5:
-        return "detects"
-    if s.p_value < alpha and s.mean > 0:
-        return "rewards"
     return "inconclusive"
 
 
@@ -277,195 +265,6 @@ def summarize(pairs: Sequence[PairResult], options: StudyOptions) -> list[Summar
         chosen = [p for p in syc if p.variant == kind]
         rows += [_row("sycophancy", kind, s, chosen, options) for s in scorers]
     return rows
-
-
-# -- agreement ---------------------------------------------------------------------------
-
-
-def rescore_epmq(points: Sequence[EvalPoint], ratings: Sequence[dict[str, int]]) -> float:
-    """EPM-Q of one dialogue whose evaluations (``points``, in turn order) are re-rated.
-
-    The EPM runs from the stored P_0 over the new ratings; the dialogue stops at the first
-    stop rule met, and one that meets none counts as a timeout at its last evaluated turn.
-    """
-    first = points[0]
-    cfg = first.config
-    state = init_state(first.P0, cfg)
-    evals: list[Evaluation] = []
-    term: Termination | None = None
-    for point, levels in zip(points, ratings, strict=True):
-        state = step(state, action_vector(levels, EMPATHY_RUBRIC).tolist(), cfg, turn=point.turn)
-        evals.append(
-            Evaluation(
-                turn=point.turn,
-                scored=True,
-                ratings={k: IndicatorRating(level=v) for k, v in levels.items()},
-                state=state.last,
-            )
-        )
-        term = check_termination(state, cfg)
-        if term is not None:
-            break
-    if term is None:
-        term = Termination(
-            kind=TerminationKind.TIMEOUT, turn=state.turn, reason="re-rated: no stop rule met"
-        )
-    record = DialogueRecord(
-        scenario_id=first.scenario.id,
-        model=first.group,
-        epm_config=cfg,
-        iedr=InitialDeficit(ratings={}, P0=first.P0),
-        initial_state=state.points[0],
-        evaluations=evals,
-        total_turns=term.turn,
-        termination=term,
-        success=term.kind.is_success,
-    )
-    return float(dialogue_scores([record], cfg).epmq[0])
-
-
-@dataclass(frozen=True, slots=True)
-class AgreementResult:
-    """Two raters over the same evaluations of the same dialogues."""
-
-    label: str
-    rater_a: str
-    rater_b: str
-    dialogues: list[str]
-    points: int
-    failed: int
-    kappa: dict[str, float]
-    kappa_weights: str
-    sign_agreement: float
-    epmq_spearman: float
-    epmq_a: list[float]
-    epmq_b: list[float]
-    order_a: list[str]
-    order_b: list[str]
-    order_kendall: float
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return {
-            "label": self.label,
-            "rater_a": self.rater_a,
-            "rater_b": self.rater_b,
-            "dialogues": self.dialogues,
-            "points": self.points,
-            "failed": self.failed,
-            "kappa_weights": self.kappa_weights,
-            "kappa": self.kappa,
-            "sign_agreement": self.sign_agreement,
-            "epmq_spearman": self.epmq_spearman,
-            "epmq_a": self.epmq_a,
-            "epmq_b": self.epmq_b,
-            "leaderboard_order_a": self.order_a,
-            "leaderboard_order_b": self.order_b,
-            "leaderboard_kendall": self.order_kendall,
-        }
-
-
-def pick_dialogues(
-    dialogues: Sequence[Sequence[EvalPoint]], n: int, seed: int
-) -> list[Sequence[EvalPoint]]:
-    """``n`` dialogues drawn without replacement (seeded), in their original order."""
-    idx = sorted(random.Random(seed).sample(range(len(dialogues)), min(n, len(dialogues))))
-    return [dialogues[i] for i in idx]
-
-
-def _order(groups: Sequence[str], epmq: Sequence[float]) -> list[str]:
-    by: dict[str, list[float]] = defaultdict(list)
-    for g, q in zip(groups, epmq, strict=True):
-        if np.isfinite(q):
-            by[g].append(q)
-    return sorted(by, key=lambda g: (-float(np.mean(by[g])), g))
-
-
-async def run_agreement(
-    dialogues: Sequence[Sequence[EvalPoint]],
-    judge_a: Judge,
-    judge_b: Judge,
-    label: str,
-    progress: Progress | None = None,
-) -> AgreementResult:
-    """Both judges re-rate every evaluation of ``dialogues``; compare them."""
-
-    async def both(p: EvalPoint) -> tuple[Rated, Rated]:
-        a, b = await asyncio.gather(judge_a.mdep(p), judge_b.mdep(p))
-        return a, b
-
-    async def rate(points: Sequence[EvalPoint]) -> list[tuple[Rated, Rated]]:
-        out = list(await asyncio.gather(*(both(p) for p in points)))
-        if progress is not None:
-            progress(1)
-        return out
-
-    rated = await asyncio.gather(*(rate(d) for d in dialogues))
-    keys = [ind.key for ind in EMPATHY_RUBRIC.mdep]
-    levels_a: dict[str, list[int]] = {k: [] for k in keys}
-    levels_b: dict[str, list[int]] = {k: [] for k in keys}
-    dE_a: list[float] = []
-    dE_b: list[float] = []
-    epmq_a: list[float] = []
-    epmq_b: list[float] = []
-    groups: list[str] = []
-    names: list[str] = []
-    failed = 0
-    points = 0
-    for pts, pairs in zip(dialogues, rated, strict=True):
-        ok_pts = []
-        ok_a: list[dict[str, int]] = []
-        ok_b: list[dict[str, int]] = []
-        for p, (a, b) in zip(pts, pairs, strict=True):
-            points += 1
-            if isinstance(a, JudgeFailure) or isinstance(b, JudgeFailure):
-                failed += 1
-                continue
-            ok_pts.append(p)
-            ok_a.append(a)
-            ok_b.append(b)
-            for k in keys:
-                levels_a[k].append(a[k])
-                levels_b[k].append(b[k])
-            dE_a.append(epm_delta(a, p.P_prev, p.v_star0, p.config)[0])
-            dE_b.append(epm_delta(b, p.P_prev, p.v_star0, p.config)[0])
-        if ok_pts:
-            names.append(ok_pts[0].id.rsplit("@", 1)[0])
-            groups.append(ok_pts[0].group)
-            epmq_a.append(rescore_epmq(ok_pts, ok_a))
-            epmq_b.append(rescore_epmq(ok_pts, ok_b))
-    kappa = {
-        k: weighted_kappa(
-            levels_a[k],
-            levels_b[k],
-            sorted(EMPATHY_RUBRIC.indicator(k).levels),
-            "quadratic",
-        )
-        for k in keys
-    }
-    order_a = _order(groups, epmq_a)
-    order_b = _order(groups, epmq_b)
-    common = [g for g in order_a if g in order_b]
-    tau = kendall(
-        [float(order_a.index(g)) for g in common], [float(order_b.index(g)) for g in common]
-    )
-    return AgreementResult(
-        label=label,
-        rater_a=judge_a.name,
-        rater_b=judge_b.name,
-        dialogues=names,
-        points=points,
-        failed=failed,
-        kappa=kappa,
-        kappa_weights="quadratic",
-        sign_agreement=sign_agreement(dE_a, dE_b),
-        epmq_spearman=spearman(epmq_a, epmq_b),
-        epmq_a=epmq_a,
-        epmq_b=epmq_b,
-        order_a=order_a,
-        order_b=order_b,
-        order_kendall=tau,
-    )
 
 
 def scorer_names(options: StudyOptions) -> list[ScorerName]:
