@@ -6,8 +6,11 @@ scenarios), ``--turns 12`` by default.
 
 One deterministic loopback server (:class:`empathos.llm.loopback.CachingServer`) serves every
 role of ``empathos run``'s real path (config -> model clients over HTTP -> sandbox -> runner):
-each user and model line is one fixed sentence of about 60 characters, each judge form the
-first valid instance of its JSON schema, the director one tool call (by default the first
+each user and model line is one fixed sentence of about 60 characters, each MDEP form the
+first valid instance of its JSON schema (every level 0), the IEDR form one fixed valid
+instance with every indicator at level 2 (the first instance, every level 0, is a degenerate
+starting point, which ends a dialogue as an error at turn 0; docs/epm.md), the director one
+tool call (by default the first
 tool with the first allowed values, as a scripted director answers: the setting that gives
 the issue's 408,550 bytes within 1% on the code before it; ``--director reveal`` releases
 stages 1, 2, 3, 4 at turns 1, 3, 5, 7, then continues). Dialogues
@@ -44,12 +47,21 @@ SAMPLE_CASES = ("script_003", "script_010")
 # The issue's table (per dialogue, the two sample cases, 12 turns).
 RELEASE = {"bytes": 523_269, "reuse": 0.50, "uncached": 262_000}
 BEFORE = {"bytes": 408_550, "reuse": 0.32, "uncached": 278_000}
-# This script on the code before issue 28 (commit 54f9c93), per director setting.
+# This script on the code before issue 28 (commit 54f9c93, with this script's loopback judge:
+# the IEDR form at level 2), per director setting.
 BEFORE_HERE = {
-    "first": {"bytes": 411_252, "reuse": 0.50, "uncached": 205_170},
-    "reveal": {"bytes": 424_811, "reuse": 0.48, "uncached": 222_642},
+    "first": {"bytes": 411_318, "reuse": 0.50, "uncached": 205_236},
+    "reveal": {"bytes": 424_877, "reuse": 0.48, "uncached": 222_708},
 }
 TARGET_REUSE = 0.80
+
+
+def iedr_answer(level: int = 2) -> str:
+    """The IEDR form the loopback judge gives: every indicator at ``level``."""
+    from empathos.rubric.forms import IEDR_KEYS
+
+    item = {"level": level, "evidence": "scripted", "reasoning": "scripted"}
+    return json.dumps(dict.fromkeys(IEDR_KEYS, item))
 
 
 def first_tool(tools: list[dict[str, Any]], n: int) -> tuple[str, str]:
@@ -117,7 +129,7 @@ def measure(
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     lines = {"bench-user": USER_LINE, "bench-model_under_test": MODEL_LINE}
     tool = first_tool if director == "first" else reveal_tool
-    server = CachingServer(lines, tool=tool, text="scripted")
+    server = CachingServer(lines, tool=tool, text="scripted", forms={"IEDRForm": iedr_answer()})
     with server, tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases):
             server.reset()
@@ -168,7 +180,7 @@ def report(totals: dict[str, dict[str, float]], *, compare: str | None) -> None:
         cells = " ".join(fmt.format(x) for x in (RELEASE[key], BEFORE[key], here[key], now[key]))
         note = ""
         if key == "bytes":
-            note = f"   {now[key] / RELEASE[key]:.2f}x the release's (target <= 0.50x)"
+            note = f"   {now[key] / RELEASE[key]:.3f}x the release's (target <= 0.50x)"
         elif key == "reuse":
             note = f"   (target >= {TARGET_REUSE:.2f})"
         else:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from empathos.errors import ConfigError, InputError, ModelOutputError, ModelRateLimitError
 from empathos.llm import (
@@ -93,6 +93,28 @@ async def test_structured_asks_with_the_schema(make_config: Any) -> None:
     await off.structured(USER, Rating)
     request = backend.requests[0]
     assert request.response_schema is None and "JSON schema" in request.messages[0].content
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    stage: int | None = Field(None, ge=1, le=4, description="Stage, or none.")
+    reason: str = Field(description="Why.")
+
+
+def test_the_wire_schema_leaves_out_what_the_server_does_not_need() -> None:
+    # no "additionalProperties": false, and an optional field that defaults to None is sent
+    # as its type (leaving it out says None); the bounds and the required fields stay
+    assert lean_schema(Turn.model_json_schema()) == {
+        "properties": {"stage": {"maximum": 4, "minimum": 1, "type": "integer"},
+                       "reason": {"type": "string"}},
+        "required": ["reason"],
+        "type": "object",
+    }  # fmt: skip
+    # what the wire schema no longer says is still enforced where the reply is validated
+    with pytest.raises(ValidationError, match="extra"):
+        Turn.model_validate({"reason": "r", "mood": "calm"})
+    assert Turn.model_validate({"reason": "r"}).stage is None
+    assert Turn.model_validate({"reason": "r", "stage": None}).stage is None
 
 
 async def test_malformed_json_is_repaired(make_config: Any) -> None:

@@ -91,7 +91,7 @@ def test_user_sees_itself_as_me(by_language: dict[str, Scenario]) -> None:
     text = user_prompt(by_language["en"], history=HISTORY).text
     assert "me: FIRST-USER-LINE" in text and "stranger: FIRST-MODEL-LINE" in text
     zh = user_prompt(by_language["zh"], history=HISTORY).text
-    assert "我：FIRST-USER-LINE" in zh and "网友：FIRST-MODEL-LINE" in zh
+    assert "我:FIRST-USER-LINE" in zh and "网友:FIRST-MODEL-LINE" in zh
 
 
 def test_user_memories_only_released(by_language: dict[str, Scenario]) -> None:
@@ -124,7 +124,7 @@ def test_director_sees_everything(by_language: dict[str, Scenario]) -> None:
         assert memory in prompt.system
     assert s.story.outcome in prompt.system and s.story.interlude in prompt.system
     # what is released is this turn's news
-    assert "Released so far: stages 1, 2; memories: Childhood" in prompt.tail
+    assert "released: stages 1, 2; memories: Childhood" in prompt.tail
     assert "# Turn 5" in prompt.tail and prompt.tail.endswith("S")
     assert "[1] person: FIRST-USER-LINE" in prompt.chat[0][1]
 
@@ -144,6 +144,22 @@ def test_judge_mdep_names_the_window_without_repeating_it(
     # a window that is not the end of the history is shown as text
     apart = judge_mdep_prompt(s, history=HISTORY[:2], window=HISTORY[2:], k=1)
     assert "SECOND-MODEL-LINE" in apart.tail and "last 1 turn(s)" in apart.tail
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_judges_say_each_thing_once(by_language: dict[str, Scenario], language: str) -> None:
+    s = by_language[language]
+    iedr = judge_iedr_prompt(s)
+    # the levels 0..3 are in the indicators' heading, not again on each of the nine lines
+    assert "0 = " in iedr.system and "0, 1, 2, 3" not in iedr.system
+    assert all(key in iedr.system for key in IEDR_KEYS)
+    # the judge's profile gives the threshold in the judge's words (third person), not the
+    # user agent's second-person lines
+    frags = fragments(language)
+    profile = condensed_profile(s, language)
+    level = s.persona.threshold.value
+    assert frags[f"judge.threshold.{level}"] in profile
+    assert frags[f"threshold.{level}"] not in profile
 
 
 def test_published_card_is_rendered_from_its_fields(empa_sample: Path) -> None:

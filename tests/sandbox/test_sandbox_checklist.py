@@ -74,3 +74,32 @@ def test_one_state_asked_under_two_presets_gets_each_presets_answer() -> None:
         assert victory(epm, REF) is not None and _packet(epm, REF).energy_ok
         assert victory(epm, paper) is None and not _packet(epm, paper).energy_ok
     assert epm == replace(epm) and "derived" not in repr(epm)
+
+
+def test_the_packet_names_every_quantity_once_in_numbers() -> None:
+    epm = step(init_state([-3.0, -4.0, 0.0], REF), [0.0, 1.5, 0.0], REF)
+    packet = _packet(epm, REF)
+    text = packet.render()
+    assert text.count("\n") == 4  # five lines
+    assert f"P_0 {','.join(_n(x, 1) for x in packet.P0)};" in text  # -3,-4,0: no "+", no ".0"
+    assert f"P_t {','.join(_n(x, 1) for x in packet.P)};" in text
+    numbers = {
+        "||P_t||": packet.p_norm,
+        "eps_dist": packet.eps_dist,
+        "half-space distance": packet.distance,
+        "projection": packet.projection,
+        "E_total": packet.E_total,
+        "eps_energy": packet.eps_energy,
+    }
+    for name, value in numbers.items():
+        assert f"{name} {_n(value, 2)}" in text, name
+    assert f"needs >= {_n(-packet.eps_dir, 2)}" in text
+    assert "negative steps in a row" in text and "unscored" in text
+    unscored = packet.model_copy(update={"v": None, "delta_E": None, "alignment": None}).render()
+    assert "v_t unscored" in unscored and "delta_E unscored, alignment unscored" in unscored
+
+
+def _n(x: float, digits: int) -> str:
+    """An independent reading of the packet's numbers: rounded, trailing zeros left out."""
+    value = round(x, digits)
+    return "0" if value == 0 else f"{value:g}" if abs(value) < 1e6 else str(value)

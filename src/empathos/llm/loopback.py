@@ -69,7 +69,9 @@ class CachingServer:
     """The server; a context manager that starts and stops its thread.
 
     ``lines`` maps a model id to its free-text answer (``default_line`` for the others);
-    ``tool`` chooses tool calls (default: the first tool, first allowed values)."""
+    ``forms`` maps a response schema's name (``json_schema.name``) to a fixed answer, JSON
+    text (the other schemas get their first valid instance, free strings ``text``); ``tool``
+    chooses tool calls (default: the first tool, first allowed values)."""
 
     def __init__(
         self,
@@ -78,8 +80,10 @@ class CachingServer:
         default_line: str = "ok",
         tool: ToolChooser | None = None,
         text: str = "ok",
+        forms: Mapping[str, str] | None = None,
     ) -> None:
         self.lines = dict(lines or {})
+        self.forms = dict(forms or {})
         self.default_line = default_line
         self.tool = tool or _first_tool
         self.text = text  # the free strings of a structured answer
@@ -174,7 +178,9 @@ class CachingServer:
             ]  # fmt: skip
             out = arguments
         elif fmt.get("type") == "json_schema":
-            out = build_json(fmt["json_schema"]["schema"], FirstChoiceDecoder(self.text))
+            spec = fmt["json_schema"]
+            out = self.forms.get(str(spec.get("name", "")), "")
+            out = out or build_json(spec["schema"], FirstChoiceDecoder(self.text))
             message["content"] = out
         else:
             out = self.lines.get(model, self.default_line)

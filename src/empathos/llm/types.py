@@ -92,9 +92,13 @@ _NAMED = ("properties", "$defs", "definitions", "patternProperties")
 def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` as sent on the wire: without titles, descriptions and defaults (the prompts
     say what each field means; titles only repeat the names; a default is filled in when the
-    reply is validated) and without properties that have a constant value and a default (a
-    tool's ``action``: its name says it). The shape, types, enums, bounds and required
-    fields are unchanged, so a reply valid for one is valid for the other."""
+    reply is validated), without properties that have a constant value and a default (a
+    tool's ``action``: its name says it), an optional property that defaults to None as its
+    non-null type (leaving it out says None) and without ``"additionalProperties": false`` (the
+    constrained decoders of llama.cpp, vLLM and SGLang (xgrammar) emit only the listed
+    properties unless told otherwise; providers that do not constrain ignore it; the reply
+    is validated against the model, which refuses an extra key, and re-asked). The shape,
+    types, enums, bounds and required fields are unchanged."""
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -105,9 +109,11 @@ def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
         for key, value in node.items():
             if key in ("title", "description", "default"):
                 continue
+            if key == "additionalProperties" and value is False:
+                continue
             if key in _NAMED and isinstance(value, dict):
                 out[key] = {
-                    name: walk(sub)
+                    name: walk(_not_null(sub))
                     for name, sub in value.items()
                     if not (isinstance(sub, dict) and "const" in sub and "default" in sub)
                 }
@@ -117,6 +123,18 @@ def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
     result: dict[str, Any] = walk(schema)
     return result
+
+
+def _not_null(prop: Any) -> Any:
+    """An optional property that defaults to None (``anyOf: [X, null]``) as X: leaving it
+    out says None, so the server need not be told that null is allowed too."""
+    if not isinstance(prop, dict) or "default" not in prop or prop["default"] is not None:
+        return prop
+    branches = prop.get("anyOf")
+    if not isinstance(branches, list) or {"type": "null"} not in branches or len(branches) != 2:
+        return prop
+    (other,) = [b for b in branches if b != {"type": "null"}]
+    return {**{k: v for k, v in prop.items() if k not in ("anyOf", "default")}, **other}
 
 
 @functools.cache

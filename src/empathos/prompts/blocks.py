@@ -158,7 +158,7 @@ def persona_card(
         f"{_f(language, 'card.hoped_for')}{_sep(language)}{p.needs.hoped_for}",
         f"{_f(language, 'card.sensitivities')}{_sep(language)}{p.needs.sensitivities}",
         f"{_f(language, 'card.priorities')}{_sep(language).rstrip()}\n{pri}",
-        f"{_f(language, 'card.experience')}{_sep(language)}\n"
+        f"{_f(language, 'card.experience')}{_sep(language).rstrip()}\n"
         + "\n".join(_experience_lines(scenario, language, memories=memories)),
         f"{_f(language, 'card.trigger')}{_sep(language)}{p.trigger}",
     ]
@@ -208,7 +208,7 @@ def condensed_profile(scenario: Scenario, language: str) -> str:
             _f(
                 language,
                 "profile.threshold",
-                threshold=_f(language, f"threshold.{p.threshold.value}"),
+                threshold=_f(language, f"judge.threshold.{p.threshold.value}"),
             ),
             _f(
                 language,
@@ -286,20 +286,20 @@ def transcript(turns: Sequence[Turn], language: str, *, viewer: Literal["user", 
 
 
 @cache
-def indicator_list(family: Literal["iedr", "mdep"], language: str) -> str:
-    """The rubric's indicators of one family, with names, meanings and allowed levels."""
+def indicator_list(family: Literal["iedr", "mdep"], language: str, *, levels: bool = True) -> str:
+    """The rubric's indicators of one family, with names, meanings and allowed levels
+    (``levels=False``: without them, for a prompt whose heading states the levels once)."""
     frags = fragments(language)
     lines = []
     for ind in EMPATHY_RUBRIC.iedr if family == "iedr" else EMPATHY_RUBRIC.mdep:
+        name = frags.get(f"name.{ind.key}", ind.name)
+        meaning = frags.get(f"meaning.{ind.key}", ind.meaning)
+        if not levels:
+            lines.append(_f(language, "indicator.bare", key=ind.key, name=name, meaning=meaning))
+            continue
+        allowed = ", ".join(str(lv) for lv in sorted(ind.levels, key=abs))
         lines.append(
-            _f(
-                language,
-                "indicator.line",
-                key=ind.key,
-                name=frags.get(f"name.{ind.key}", ind.name),
-                meaning=frags.get(f"meaning.{ind.key}", ind.meaning),
-                levels=", ".join(str(lv) for lv in sorted(ind.levels, key=abs)),
-            )
+            _f(language, "indicator.line", key=ind.key, name=name, meaning=meaning, levels=allowed)
         )
     return "\n".join(lines)
 
@@ -323,7 +323,7 @@ def observer_log(turns: Sequence[Turn], language: str) -> str:
     lines = []
     for (speaker, text), n in zip(turns, _turn_starts(turns), strict=True):
         if speaker == "user":
-            lines.append(f"[{n}] {person}{sep}{text}")
+            lines.append(f"{_f(language, 'turn.mark', n=n)}{person}{sep}{text}")
         else:
             lines.append(f"{supporter}{sep}{text}")
     return "\n".join(lines)

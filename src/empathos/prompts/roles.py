@@ -219,7 +219,7 @@ def judge_iedr_prompt(
     return render_chat(
         "judge_iedr",
         lang,
-        indicators=blocks.indicator_list("iedr", lang),
+        indicators=blocks.indicator_list("iedr", lang, levels=False),  # the heading has them
         persona=blocks.persona_card(scenario, lang),
         story=blocks.full_story(scenario, lang),
     )

@@ -155,36 +155,43 @@ class StatePacket(BaseModel):
     n_unscored: int = Field(description="Failure flag: unscored evaluations so far.")
 
     def render(self) -> str:
-        """The packet as compact text for the director's prompt (numbers, not prose; the turn
-        itself is on the prompt's turn line)."""
+        """The packet as compact text for the director's prompt: every quantity once, in
+        numbers, not prose (the turn itself is on the prompt's turn line; trailing zeros of a
+        number are left out)."""
 
         def vec(x: tuple[float, ...] | None) -> str:
-            return "unscored" if x is None else "(" + ",".join(f"{a:+.1f}" for a in x) + ")"
+            return "unscored" if x is None else ",".join(_num(a, 1) for a in x)
 
         def num(x: float | None) -> str:
-            return "unscored" if x is None else f"{x:+.2f}"
+            return "unscored" if x is None else _num(x, 2)
 
         second = (
-            f"projection {self.projection:+.2f} (needs >= {-self.eps_dir:.2f})"
+            f"projection {num(self.projection)} (needs >= {num(-self.eps_dir)})"
             if self.success_rule == "reference"
-            else f"mean alignment {self.mean_alignment:+.2f} (needs > {self.tau_align:.2f})"
+            else f"mean alignment {num(self.mean_alignment)} (needs > {num(self.tau_align)})"
         )
         return "\n".join(
             [
-                f"latest evaluation: turn {self.eval_turn}; P_0 (C,A,P) {vec(self.P0)}, "
-                f"P_t {vec(self.P)}, v_t {vec(self.v)}",
-                f"||P_t|| {self.p_norm:.2f} (eps_dist {self.eps_dist:.2f}); half-space "
-                f"distance {self.distance:.2f}; {second}",
-                f"E_total {self.E_total:+.2f} (eps_energy {self.eps_energy:.2f}); last delta_E "
-                f"{num(self.delta_E)}; last alignment {num(self.alignment)}",
+                f"latest evaluation: turn {self.eval_turn}; (C,A,P) P_0 {vec(self.P0)}; "
+                f"P_t {vec(self.P)}; v_t {vec(self.v)}",
+                f"||P_t|| {num(self.p_norm)} (eps_dist {num(self.eps_dist)}); half-space "
+                f"distance {num(self.distance)}; {second}",
+                f"E_total {num(self.E_total)} (eps_energy {num(self.eps_energy)}); last "
+                f"delta_E {num(self.delta_E)}, alignment {num(self.alignment)}",
                 "victory checklist: "
                 f"min_turns {_yn(self.min_turns_reached)}, energy {_yn(self.energy_ok)}, "
                 f"near origin {_yn(self.near_origin)}, direction {_yn(self.direction_ok)}, "
                 f"in zone {_yn(self.in_zone)}",
-                f"failure flags: {self.negative_streak} negative step(s) in a row, "
-                f"{self.n_unscored} unscored evaluation(s)",
+                f"failure flags: {self.negative_streak} negative steps in a row, "
+                f"{self.n_unscored} unscored",
             ]
         )
+
+
+def _num(x: float, digits: int) -> str:
+    """``x`` rounded to ``digits`` decimals, without trailing zeros ("-14", "2.9", "0")."""
+    text = f"{x:.{digits}f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
 
 
 def _yn(flag: bool) -> str:
