@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from empathos.llm.offline.constrained import FirstChoiceDecoder, build_json, build_tool_call
+from empathos.llm.testing import LoopbackServer, completion_body, read_request
 
 __all__ = ["BYTES_PER_TOKEN", "CachingServer", "Exchange", "ToolChooser", "common_prefix"]
 
@@ -65,7 +66,7 @@ def _first_tool(tools: list[dict[str, Any]], _: int) -> tuple[str, str]:
     return build_tool_call(pairs, FirstChoiceDecoder())
 
 
-class CachingServer:
+class CachingServer(LoopbackServer):
     """The server; a context manager that starts and stops its thread.
 
     ``lines`` maps a model id to its free-text answer (``default_line`` for the others);
@@ -82,6 +83,7 @@ class CachingServer:
         text: str = "ok",
         forms: Mapping[str, str] | None = None,
     ) -> None:
+        super().__init__("caching-server")
         self.lines = dict(lines or {})
         self.forms = dict(forms or {})
         self.default_line = default_line
@@ -91,15 +93,6 @@ class CachingServer:
         self._last: dict[str, bytes] = {}
         self._tool_calls: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="caching-server", daemon=True)
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        """Base URL for an OpenAI-compatible client."""
-        return f"http://127.0.0.1:{self.port}/v1"
 
     def reset(self) -> None:
         """Forget the exchanges and the cache (between measured dialogues)."""
@@ -108,44 +101,10 @@ class CachingServer:
             self._last.clear()
             self._tool_calls.clear()
 
-    def __enter__(self) -> CachingServer:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("caching server did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        self._loop = loop
-        server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            server.close()
-            tasks = asyncio.all_tasks(loop)
-            for task in tasks:
-                task.cancel()
-            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-            loop.close()
-
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.decode("latin-1").split("\r\n")[1:]:
-                    name, _, value = line.partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value.strip())
-                raw = await reader.readexactly(length)
+                _, _, raw = await read_request(reader)
                 data = orjson.dumps(self.answer(raw))
                 writer.write(
                     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
@@ -168,23 +127,19 @@ class CachingServer:
             calls = self._tool_calls.get(model, 0)
             if body.get("tools"):
                 self._tool_calls[model] = calls + 1
-        message: dict[str, Any] = {"role": "assistant", "content": None}
         fmt = body.get("response_format") or {}
+        tool: tuple[str, str] | None = None
         if body.get("tools"):
-            name, arguments = self.tool(body["tools"], calls)
-            message["tool_calls"] = [
-                {"id": "call_0", "type": "function",
-                 "function": {"name": name, "arguments": arguments}},
-            ]  # fmt: skip
-            out = arguments
+            tool = self.tool(body["tools"], calls)
+            content, out = None, tool[1]
         elif fmt.get("type") == "json_schema":
             spec = fmt["json_schema"]
             out = self.forms.get(str(spec.get("name", "")), "")
             out = out or build_json(spec["schema"], FirstChoiceDecoder(self.text))
-            message["content"] = out
+            content = out
         else:
             out = self.lines.get(model, self.default_line)
-            message["content"] = out
+            content = out
         prompt_tokens = -(-len(raw) // BYTES_PER_TOKEN)
         completion_tokens = -(-len(out.encode()) // BYTES_PER_TOKEN)
         usage = {
@@ -193,11 +148,4 @@ class CachingServer:
             "total_tokens": prompt_tokens + completion_tokens,
             "prompt_tokens_details": {"cached_tokens": cached // BYTES_PER_TOKEN},
         }
-        return {
-            "id": "chatcmpl-loopback",
-            "object": "chat.completion",
-            "created": 0,
-            "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": usage,
-        }
+        return {**completion_body(content, tool, model), "id": "chatcmpl-loopback", "usage": usage}

@@ -28,9 +28,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-__all__ = ["FaultServer", "Step", "completion_body", "served"]
+__all__ = ["FaultServer", "LoopbackServer", "Step", "completion_body", "read_request", "served"]
 
 
 def completion_body(
@@ -105,12 +105,79 @@ class Step:
         return Step("drop")
 
 
-class FaultServer:
+async def read_request(reader: asyncio.StreamReader) -> tuple[str, dict[str, str], bytes]:
+    """One HTTP/1.1 request from ``reader``: its target (path and query string), its headers
+    (names in lower case) and its body (Content-Length bytes)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    body = await reader.readexactly(int(headers.get("content-length", "0")))
+    target = lines[0].split(" ")[1] if lines[0].count(" ") >= 2 else ""
+    return target, headers, body
+
+
+class LoopbackServer:
+    """An asyncio server on its own thread and event loop; a context manager that starts it
+    (on a free port of ``host``) and stops it. Subclasses answer a connection in
+    :meth:`_handle`."""
+
+    def __init__(self, name: str, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """Base URL for an OpenAI-compatible client."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError(f"{self._thread.name.replace('-', ' ')} did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        loop = self._loop
+        if loop is not None:
+            loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(10)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        server = loop.run_until_complete(
+            asyncio.start_server(self._handle, self.host, 0, backlog=1024)
+        )
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            server.close()
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(asyncio.sleep(0.01))  # let the transports close
+            loop.close()
+
+
+class FaultServer(LoopbackServer):
     """The server; a context manager that starts and stops its thread."""
 
     def __init__(self, host: str = "127.0.0.1") -> None:
-        self.host = host
-        self.port = 0
+        super().__init__("fault-server", host)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.targets: list[str] = []  # request targets: path and query string
@@ -119,15 +186,6 @@ class FaultServer:
         self.connections = 0  # connections accepted
         self._queue: deque[Step] = deque()
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._server: asyncio.Server | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="fault-server", daemon=True)
-
-    @property
-    def url(self) -> str:
-        """Base URL for the OpenAI client."""
-        return f"http://{self.host}:{self.port}/v1"
 
     def script(self, *steps: Step) -> None:
         """Queue the answers of the next requests (replacing what was queued)."""
@@ -138,48 +196,8 @@ class FaultServer:
         with self._lock:
             return self._queue.popleft() if self._queue else Step.ok()
 
-    def __enter__(self) -> FaultServer:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("fault server did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        loop = self._loop
-        if loop is not None:
-            loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(10)
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        self._loop = loop
-        self._server = loop.run_until_complete(
-            asyncio.start_server(self._handle, self.host, 0, backlog=1024)
-        )
-        self.port = self._server.sockets[0].getsockname()[1]
-        self._ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            self._server.close()
-            tasks = asyncio.all_tasks(loop)
-            for task in tasks:
-                task.cancel()
-            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-            loop.run_until_complete(asyncio.sleep(0.01))  # let the transports close
-            loop.close()
-
-    async def _read(self, reader: asyncio.StreamReader) -> dict[str, Any] | None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        headers = {}
-        for line in lines[1:]:
-            if ":" in line:
-                name, value = line.split(":", 1)
-                headers[name.strip().lower()] = value.strip()
-        body = await reader.readexactly(int(headers.get("content-length", "0")))
-        target = lines[0].split(" ")[1] if lines[0].count(" ") >= 2 else ""
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        target, headers, body = await read_request(reader)
         with self._lock:
             self.targets.append(target)
             self.headers.append(headers)
@@ -187,12 +205,12 @@ class FaultServer:
                 self.requests.append(json.loads(body or b"{}"))
             except ValueError:
                 self.requests.append({})
-        return headers
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         try:
-            while await self._read(reader) is not None:
+            while True:
+                await self._read(reader)
                 if not await self._answer(writer):
                     break
         except (
