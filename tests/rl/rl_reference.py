@@ -114,6 +114,9 @@ def reference_advantages(
         for pos in in_loss:
             adv[pos] = norm[pos]
         return adv, loss
+    if name == "mapo_turnwise":  # both terms: the return, within one turn index
+        turnwise = {"turn_signal": "return", "turn_scope": "group_turn"}
+        cfg = cfg.model_copy(update={**turnwise, "batch_signal": "return", "batch_scope": "turn"})
     alpha = {"turn_only": 1.0, "batch_only": 0.0}.get(name, cfg.alpha)
     sig = {"reward": rs, "return": gs}
     for signal, scope, weight in (

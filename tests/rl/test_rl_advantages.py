@@ -22,7 +22,7 @@ from empathos.rl.advantages import (
 from empathos.rl.batch import AdvantageConfig, AdvantageResult, TurnBatch
 from empathos.rl.returns import discounted_returns
 
-BASE = ["mapo_dialogue", "grpo", "turn_only", "batch_only", "reinforce_pp"]
+BASE = ["mapo_dialogue", "grpo", "turn_only", "batch_only", "reinforce_pp", "mapo_turnwise"]
 
 
 def make_batch(

@@ -145,6 +145,7 @@ def test_cli_compare_unusable_out_fails_before_training(tmp_path: Path) -> None:
 
 def _result(success: float) -> TrainResult:
     ev = {"success": [0.0, success], "epmq": [50.0, 60.0], "final_distance": [9.0, 8.0]}
+    ev["length"] = [12.0, 11.0]
     return TrainResult(train={}, eval_steps=[0, 10], eval=ev)
 
 

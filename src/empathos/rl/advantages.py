@@ -39,6 +39,7 @@ __all__ = [
     "group_keys",
     "grpo",
     "mapo_dialogue",
+    "mapo_turnwise",
     "normalise_groups",
     "register_estimator",
     "reinforce_pp",
@@ -207,6 +208,29 @@ def mapo_dialogue(batch: TurnBatch[ArrayT], cfg: AdvantageConfig) -> AdvantageRe
     Not the unrelated "MAPO" of arXiv 2509.18849; ``mapo`` is an alias of this estimator.
     """
     return _mixed(batch, cfg, cfg.alpha)
+
+
+@register_estimator("mapo_turnwise")
+def mapo_turnwise(batch: TurnBatch[ArrayT], cfg: AdvantageConfig) -> AdvantageResult[ArrayT]:
+    """MAPO with no length bias: both terms normalise the return G_t within one turn index.
+
+    alpha * A_turn + (1 - alpha) * A_wide, where A_turn is MAPO's (G_t over the rollouts of
+    the scenario that reached turn t) and A_wide normalises the same G_t over every rollout of
+    the batch that reached turn t (all scenarios: the wide population, which still gives credit
+    where a scenario has one rollout left). No statistic mixes turns of different indices and no
+    term credits the immediate reward alone, so neither how long a dialogue lasts nor how its
+    return is split between now and later moves the expected update when the returns agree
+    (docs/rl.md, "Length bias"). ``cfg``'s signal and scope fields are overridden.
+    """
+    turnwise = cfg.model_copy(
+        update={
+            "turn_signal": "return",
+            "turn_scope": "group_turn",
+            "batch_signal": "return",
+            "batch_scope": "turn",
+        }
+    )
+    return _mixed(batch, turnwise, cfg.alpha)
 
 
 @register_estimator("turn_only")

@@ -29,12 +29,14 @@ from empathos.rl.sim import SIMULATION_LABEL
 from empathos.rl.sim_training import TrainConfig, TrainResult, train
 
 __all__ = [
+    "LENGTH_METRICS",
     "METRICS",
     "RATES",
     "CompareConfig",
     "MetricSummary",
     "aggregate",
     "interval",
+    "metrics_for",
     "plot_curves",
     "rate_interval",
     "run_compare",
@@ -48,7 +50,22 @@ METRICS: dict[str, str] = {
     "epmq": "EPM-Q-like score",
     "final_distance": "final half-space distance",
     "auc_success": "area under the success curve",
+    "length": "mean dialogue length (turns)",
+    "length_drift": "mean dialogue length, last evaluation minus the first",
 }
+LENGTH_METRICS: dict[str, str] = {
+    "success": "share closed at the best turn",
+    "return": "mean dialogue return (sum of the turn rewards)",
+    "length": "mean dialogue length (turns)",
+    "length_gap": "mean dialogue length minus the best length",
+    "length_drift": "mean dialogue length, last evaluation minus the first",
+    "auc_success": "area under the success curve",
+}
+
+
+def metrics_for(env: str) -> dict[str, str]:
+    """The table's metrics for the simulation ``env`` ('epm' or 'length')."""
+    return LENGTH_METRICS if env == "length" else METRICS
 
 
 class CompareConfig(BaseModel):
@@ -117,24 +134,23 @@ def _final_metrics(res: TrainResult) -> dict[str, float]:
     span = steps[-1] - steps[0]
     area = np.sum(np.diff(steps) * (succ[1:] + succ[:-1]) / 2.0)
     auc = float(area / span) if span > 0 else float(succ[-1])
-    return {
-        "success": res.eval["success"][-1],
-        "epmq": res.eval["epmq"][-1],
-        "final_distance": res.eval["final_distance"][-1],
-        "auc_success": auc,
-    }
+    finals = {key: values[-1] for key, values in res.eval.items()}
+    drift = res.eval["length"][-1] - res.eval["length"][0]
+    return {**finals, "auc_success": auc, "length_drift": drift}
 
 
 def aggregate(
-    runs: dict[str, list[TrainResult]], baseline: str | None = "grpo"
+    runs: dict[str, list[TrainResult]],
+    baseline: str | None = "grpo",
+    metrics: dict[str, str] = METRICS,
 ) -> list[dict[str, Any]]:
-    """One table row per estimator: each metric summarised over seeds, plus the paired
+    """One table row per estimator: each of ``metrics`` summarised over seeds, plus the paired
     difference in final success against ``baseline`` (same seeds) when it was run."""
     finals = {name: [_final_metrics(r) for r in rs] for name, rs in runs.items()}
     rows: list[dict[str, Any]] = []
     for name, per_seed in finals.items():
         row: dict[str, Any] = {"estimator": name, "seeds": len(per_seed)}
-        for metric in METRICS:
+        for metric in metrics:
             summarise = rate_interval if metric in RATES else interval
             row[metric] = summarise([m[metric] for m in per_seed]).model_dump()
         if baseline in finals and name != baseline:
@@ -165,10 +181,10 @@ def run_compare(
     return runs
 
 
-def plot_curves(runs: dict[str, list[TrainResult]], out: Path) -> list[Path]:
+def plot_curves(runs: dict[str, list[TrainResult]], out: Path, env: str = "epm") -> list[Path]:
     """Learning curves (mean over seeds with a 95% band, computed like the table's
-    intervals): eval success, eval EPM-Q-like and training-batch return per step. Returns
-    the PNG paths."""
+    intervals): eval success, eval EPM-Q-like (env 'length': eval dialogue length) and
+    training-batch return per step. Returns the PNG paths."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -177,7 +193,9 @@ def plot_curves(runs: dict[str, list[TrainResult]], out: Path) -> list[Path]:
     paths: list[Path] = []
     panels = (
         ("eval", "success", "success rate (held-out personas)"),
-        ("eval", "epmq", "EPM-Q-like score (held-out personas)"),
+        ("eval", "length", "mean dialogue length (turns)")
+        if env == "length"
+        else ("eval", "epmq", "EPM-Q-like score (held-out personas)"),
         ("train", "return", "training batch: mean dialogue return"),
     )
     for source, key, label in panels:
@@ -230,11 +248,11 @@ def write_outputs(
     doc = {
         "label": SIMULATION_LABEL,
         "config": cfg.model_dump(mode="json"),
-        "metrics": METRICS,
+        "metrics": metrics_for(cfg.train.env),
         "table": table,
         "curves": curves,
     }
     # strict JSON: an undefined number (an interval over one seed) is written as null
     text = json.dumps(_finite_or_null(doc), indent=1, allow_nan=False)
     path = write_text_atomic(out / "compare.json", text)
-    return [path, *plot_curves(runs, out)]
+    return [path, *plot_curves(runs, out, cfg.train.env)]

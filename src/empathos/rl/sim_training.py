@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
@@ -23,8 +24,25 @@ from empathos.rl.advantages import compute_advantages
 from empathos.rl.batch import AdvantageConfig, TurnBatch
 from empathos.rl.loss import PPOLossConfig, ppo_clip_loss
 from empathos.rl.sim import OBS_DIM, STRATEGIES, Personas, SimConfig, SimEnv, sample_personas
+from empathos.rl.sim_length import (
+    CLOSE,
+    LengthSimConfig,
+    length_observation,
+    length_step,
+    optimal_length,
+    sample_actions,
+)
 
-__all__ = ["Policy", "Rollout", "TrainConfig", "TrainResult", "log_prob", "rollout", "train"]
+__all__ = [
+    "Policy",
+    "Rollout",
+    "TrainConfig",
+    "TrainResult",
+    "length_rollout",
+    "log_prob",
+    "rollout",
+    "train",
+]
 
 F64 = NDArray[np.float64]
 _SUCCESS = np.array([0] + [int(k.is_success) for k in TERMINATION_CODES], dtype=bool)
@@ -49,6 +67,12 @@ class TrainConfig(BaseModel):
     advantage: AdvantageConfig = Field(default_factory=AdvantageConfig, description="Estimator")
     loss: PPOLossConfig = Field(default_factory=PPOLossConfig, description="Policy loss")
     sim: SimConfig = Field(default_factory=SimConfig, description="The simulated environment")
+    env: Literal["epm", "length"] = Field(
+        "epm", description="'epm': the EPM simulation; 'length': the length-choice simulation"
+    )
+    length: LengthSimConfig = Field(
+        default_factory=LengthSimConfig, description="The length-choice simulation (env 'length')"
+    )
 
 
 class Policy(torch.nn.Module):
@@ -162,6 +186,43 @@ def rollout(
     return Rollout(obs, actions, logp, rewards, valid, turn_mask, uid, success, dist_final, epmq)
 
 
+def length_rollout(
+    policy: Policy,
+    scenarios: int,
+    n_per: int,
+    cfg: LengthSimConfig,
+    rng: np.random.Generator,
+    gen: torch.Generator,
+) -> Rollout:
+    """Run ``n_per`` length-choice dialogues for each of ``scenarios`` groups
+    (:mod:`empathos.rl.sim_length`, a SIMULATION); success = closed at the best turn
+    (:func:`optimal_length` at gamma = 1, the same turn as at 0.85 by default). EPM-Q and the
+    final distance do not exist there (NaN)."""
+    t_max, n = cfg.max_turns, scenarios * n_per
+    obs = np.zeros((n, t_max, t_max + 1), dtype=np.float32)
+    actions = np.zeros((n, t_max), dtype=np.int64)
+    logp = np.zeros((n, t_max))
+    rewards = np.full((n, t_max), np.nan)
+    valid = np.zeros((n, t_max), dtype=bool)
+    turn_mask = np.zeros((n, t_max), dtype=bool)
+    closed_at = np.zeros(n, dtype=np.int64)
+    live = np.ones(n, dtype=bool)
+    for t in range(t_max):
+        o = length_observation(cfg, n, t)
+        with torch.no_grad():
+            a, lp = sample_actions(policy(torch.from_numpy(o)), gen)
+        reward, scored, done = length_step(cfg, a.numpy(), t, rng)
+        obs[:, t], actions[:, t], logp[:, t] = o, a.numpy(), lp.numpy()
+        rewards[:, t] = np.where(live, reward, np.nan)
+        valid[:, t], turn_mask[:, t] = live & scored, live
+        closed_at = np.where(live & (a.numpy() == CLOSE), t + 1, closed_at)
+        live = live & ~done
+    best = optimal_length(cfg, 1.0)
+    nan = np.full(n, np.nan)
+    uid = np.repeat(np.arange(scenarios), n_per)
+    return Rollout(obs, actions, logp, rewards, valid, turn_mask, uid, closed_at == best, nan, nan)
+
+
 def _update(
     policy: Policy,
     opt: torch.optim.Optimizer,
@@ -199,13 +260,30 @@ class TrainResult:
     eval: dict[str, list[float]]
 
 
-def _summary(roll: Rollout) -> dict[str, float]:
-    return {
+def _summary(roll: Rollout, cfg: TrainConfig) -> dict[str, float]:
+    length = float(roll.turn_mask.sum(axis=1).mean())
+    out = {
         "success": float(roll.success.mean()),
-        "epmq": float(roll.epmq.mean()),
-        "final_distance": float(roll.final_distance.mean()),
-        "return": float(np.nansum(roll.rewards, axis=1).mean()),
+        "return": float(np.nansum(roll.rewards, 1).mean()),
     }
+    if cfg.env == "length":
+        return {**out, "length": length, "length_gap": length - optimal_length(cfg.length, 1.0)}
+    epm = {"epmq": float(roll.epmq.mean()), "final_distance": float(roll.final_distance.mean())}
+    return {**out, **epm, "length": length}
+
+
+def _roll(
+    policy: Policy,
+    personas: Personas,
+    n: int,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+    gen: torch.Generator,
+) -> Rollout:
+    """Rollouts of the configured environment (the personas only count groups for 'length')."""
+    if cfg.env == "length":
+        return length_rollout(policy, personas.p0.shape[0], n, cfg.length, rng, gen)
+    return rollout(policy, personas, n, cfg.sim, rng, gen)
 
 
 def train(cfg: TrainConfig, seed: int, on_step: Callable[[int], None] | None = None) -> TrainResult:
@@ -217,24 +295,25 @@ def train(cfg: TrainConfig, seed: int, on_step: Callable[[int], None] | None = N
     env_rng = np.random.default_rng([seed, 2])
     gen = torch.Generator().manual_seed(seed)
     eval_personas = sample_personas(np.random.default_rng([seed, 3]), cfg.eval_personas)
-    policy = Policy(OBS_DIM, len(STRATEGIES), cfg.hidden)
+    dims = (cfg.length.max_turns + 1, 2) if cfg.env == "length" else (OBS_DIM, len(STRATEGIES))
+    policy = Policy(*dims, cfg.hidden)
     opt = torch.optim.Adam(policy.parameters(), lr=cfg.lr)
     result = TrainResult({}, [], {})
 
     def evaluate(step: int) -> None:
         eval_rng = np.random.default_rng([seed, 4, step])
         eval_gen = torch.Generator().manual_seed(seed * 7919 + step)
-        roll = rollout(policy, eval_personas, 2, cfg.sim, eval_rng, eval_gen)
+        roll = _roll(policy, eval_personas, 2, cfg, eval_rng, eval_gen)
         result.eval_steps.append(step)
-        for k, v in _summary(roll).items():
+        for k, v in _summary(roll, cfg).items():
             result.eval.setdefault(k, []).append(v)
 
     evaluate(0)
     for step in range(1, cfg.steps + 1):
         personas = sample_personas(persona_rng, cfg.scenarios_per_step)
-        roll = rollout(policy, personas, cfg.rollouts_per_scenario, cfg.sim, env_rng, gen)
+        roll = _roll(policy, personas, cfg.rollouts_per_scenario, cfg, env_rng, gen)
         stats = _update(policy, opt, roll, cfg, gen)
-        for k, v in {**_summary(roll), **stats}.items():
+        for k, v in {**_summary(roll, cfg), **stats}.items():
             result.train.setdefault(k, []).append(v)
         if step % cfg.eval_every == 0 or step == cfg.steps:
             evaluate(step)

@@ -1,7 +1,8 @@
 """MAPO's estimators in verl's advantage-estimator registry (``register_adv_est``).
 
 :func:`register_estimators` (run by the verl plugin, :mod:`.plugin`) adds ``mapo_dialogue``,
-``mapo_turn_only`` and ``mapo_batch_only`` to ``verl.trainer.ppo.core_algos``'s registry, so
+``mapo_turn_only``, ``mapo_batch_only`` and ``mapo_turnwise`` (no length bias) to
+``verl.trainer.ppo.core_algos``'s registry, so
 ``algorithm.adv_estimator=mapo_dialogue`` selects them. Each takes what verl's
 ``compute_advantage`` passes (``token_level_rewards``, ``response_mask``, ``index`` = the
 rollout group uid, ``config`` = the algorithm config), reads the turns the empathos agent loop
@@ -35,6 +36,7 @@ DEFAULT_NAMES: Mapping[str, str] = {
     "mapo_dialogue": "mapo_dialogue",
     "turn_only": "mapo_turn_only",
     "batch_only": "mapo_batch_only",
+    "mapo_turnwise": "mapo_turnwise",
 }
 _MAPO_GAMMA = AdvantageConfig().gamma
 
