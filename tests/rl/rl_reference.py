@@ -12,7 +12,7 @@ from collections import defaultdict
 import numpy as np
 from numpy.typing import NDArray
 
-from empathos.rl.batch import AdvantageConfig
+from empathos.rl.batch import AdvantageConfig, AdvantageResult, TurnBatch
 
 F64 = NDArray[np.float64]
 Key = tuple[int, ...]
@@ -150,3 +150,19 @@ def reference_tokens(
                 out_mask[b, pos] = True
             prev = cur
     return out, out_mask
+
+
+def rfc_summed_turn_normalised(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
+    """The comparator of the length-bias bench (verl issue 7244's construction): each valid
+    reward normalised over the rollouts of its scenario that reached its turn index, then summed
+    (discounted by ``cfg.gamma``) over the remaining valid turns. Plain loops; not registered."""
+    r, valid, uid = np.asarray(batch.rewards), np.asarray(batch.valid), np.asarray(batch.uid)
+    b_n, t_n = r.shape
+    stat = {(b, t) for b in range(b_n) for t in range(t_n) if valid[b, t]}
+    keys = {(b, t): (int(uid[b]), t) for b, t in stat}
+    z = normalise({pos: float(r[pos]) for pos in stat}, stat, keys, cfg.eps)
+    adv = np.zeros((b_n, t_n))
+    for b, t in stat:
+        later = [cfg.gamma ** (k - t) * z[b, k] for k in range(t, t_n) if (b, k) in stat]
+        adv[b, t] = sum(later)
+    return AdvantageResult(adv, valid, np.zeros_like(adv), {})

@@ -7,37 +7,17 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
+from rl_reference import rfc_summed_turn_normalised
 
 from empathos.rl.advantages import get_estimator
-from empathos.rl.batch import AdvantageConfig, AdvantageResult, TurnBatch
+from empathos.rl.batch import AdvantageConfig
 from empathos.rl.length_bench import LengthChoice, expected_update, true_gradient
 
 EPS = 1e-6
 GAMMA = 0.85
 CFG = AdvantageConfig(gamma=GAMMA)
 UNBIASED = ["turn_only", "mapo_turnwise"]
-
-
-def rfc_summed_turn_normalised(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
-    """The comparator (verl issue 7244's construction): each reward normalised over the rollouts
-    of its scenario that reached its turn index, then summed (discounted) over the remaining
-    turns. Plain loops."""
-    r, valid, uid = np.asarray(batch.rewards), np.asarray(batch.valid), np.asarray(batch.uid)
-    b_n, t_n = r.shape
-    z = np.zeros((b_n, t_n))
-    for u in np.unique(uid):
-        for t in range(t_n):
-            rows = np.flatnonzero((uid == u) & valid[:, t])
-            z[rows, t] = _normalise(r[rows, t].tolist(), r[rows, t].tolist())
-    adv = np.zeros((b_n, t_n))
-    for b in range(b_n):
-        for t in range(t_n):
-            if valid[b, t]:
-                later = [cfg.gamma ** (k - t) * z[b, k] for k in range(t, t_n) if valid[b, k]]
-                adv[b, t] = sum(later)
-    return AdvantageResult(adv, valid, np.zeros_like(adv), {})
 
 
 def _normalise(values: list[float], pool: list[float]) -> list[float]:
