@@ -6,7 +6,6 @@ import json
 import math
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,13 +30,7 @@ from empathos.rl.sim_training import TrainConfig, TrainResult, train
 TINY = TrainConfig(steps=4, scenarios_per_step=4, eval_personas=8, eval_every=2)
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    """Tiny networks: one torch thread is faster and does not fight other processes."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/rl/conftest.py
 
 
 def test_training_is_deterministic_under_seed() -> None:

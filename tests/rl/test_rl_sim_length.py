@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +17,7 @@ from empathos.rl.sim_training import Policy, TrainConfig, length_rollout, train
 TINY = TrainConfig(env="length", steps=4, scenarios_per_step=4, eval_personas=8, eval_every=2)
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/rl/conftest.py
 
 
 def test_best_length_by_hand() -> None:
