@@ -30,6 +30,7 @@ __all__ = [
     "length_observation",
     "length_step",
     "optimal_length",
+    "sample_actions",
 ]
 
 CONTINUE, CLOSE = 0, 1
