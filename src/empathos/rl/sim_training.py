@@ -196,8 +196,8 @@ def length_rollout(
 ) -> Rollout:
     """Run ``n_per`` length-choice dialogues for each of ``scenarios`` groups
     (:mod:`empathos.rl.sim_length`, a SIMULATION); success = closed at the best turn
-    (:func:`optimal_length` at gamma = 1, the same turn as at 0.85 by default). EPM-Q and the
-    final distance do not exist there (NaN)."""
+    (:func:`optimal_length` of the undiscounted return; the same turn at gamma 0.85 by
+    default). EPM-Q and the final distance do not exist there (NaN)."""
     t_max, n = cfg.max_turns, scenarios * n_per
     obs = np.zeros((n, t_max, t_max + 1), dtype=np.float32)
     actions = np.zeros((n, t_max), dtype=np.int64)
