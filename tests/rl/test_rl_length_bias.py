@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from rl_reference import rfc_summed_turn_normalised
 
 from empathos.rl.advantages import get_estimator
-from empathos.rl.batch import AdvantageConfig
+from empathos.rl.batch import AdvantageConfig, TurnBatch
 from empathos.rl.length_bench import LengthChoice, expected_update, true_gradient
 
 EPS = 1e-6
@@ -151,3 +152,19 @@ def test_turnwise_follows_a_real_difference_in_return() -> None:
         want = true_gradient(choice, 0.4)
         got = expected_update(get_estimator("mapo_turnwise"), 3, 0.4, choice, CFG)
         assert got * want > 0 and abs(got) > 1e-3, (extra, got, want)
+
+
+def test_turnwise_keeps_credit_where_a_scenario_has_one_rollout_left() -> None:
+    nan = float("nan")
+    rewards = np.array(
+        [[1.0, 2.0, 0.5], [0.3, nan, nan], [0.2, 0.1, 0.4], [0.9, -0.5, 1.5]]
+    )  # scenario 0: a long and a short rollout; scenario 1: two long ones
+    mask = ~np.isnan(rewards)
+    batch = TurnBatch(rewards, mask, mask, np.array([0, 0, 1, 1]))
+    turn = np.asarray(get_estimator("turn_only")(batch, CFG).advantages)
+    wise = np.asarray(get_estimator("mapo_turnwise")(batch, CFG).advantages)
+    assert (turn[0, 1:] == 0.0).all()  # the scenario's last rollout: a singleton group
+    assert (np.abs(wise[0, 1:]) > 0.1).all()  # the wide term still ranks it at its turn index
+    one = TurnBatch(rewards, mask, mask, np.zeros(4, dtype=np.int64))  # a single scenario:
+    same = get_estimator("mapo_turnwise")(one, CFG).advantages  # both populations coincide
+    np.testing.assert_allclose(same, get_estimator("turn_only")(one, CFG).advantages)
