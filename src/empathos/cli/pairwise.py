@@ -26,7 +26,9 @@ from empathos.pairwise import (
     CACHE,
     EqbenchJudge,
     EqbenchPrompts,
+    Item,
     Judge,
+    Judgement,
     JudgementStore,
     PairJudge,
     Profile,
@@ -87,6 +89,18 @@ def _judge(opts: PairwiseOptions, paths: Sequence[Path], ids: set[str]) -> tuple
     return PairJudge(client, name, _profiles(paths, opts.scenarios, ids), style), cache
 
 
+async def _judge_all(
+    orders: Sequence[tuple[Item, Item]], judge: Judge, store: JudgementStore, concurrency: int
+) -> list[Judgement]:
+    """Judge ``orders``; close the judge's client in the same event loop, whatever happens."""
+    try:
+        return await judge_orders(orders, judge, store, concurrency)
+    finally:
+        client = getattr(judge, "client", None)
+        if client is not None:
+            await client.aclose()
+
+
 def run_pairwise(
     paths: Sequence[Path], opts: PairwiseOptions, err: Console
 ) -> tuple[dict[str, Any], int]:
@@ -112,11 +126,8 @@ def run_pairwise(
         markup=False,
     )
     try:
-        new = asyncio.run(judge_orders(plan.orders, judge, store, opts.concurrency))
+        new = asyncio.run(_judge_all(plan.orders, judge, store, opts.concurrency))
     finally:
-        client = getattr(judge, "client", None)
-        if client is not None:
-            asyncio.run(client.aclose())
         if cache is not None:
             cache.close()
     failed = [j for j in new if j.picks is None]
