@@ -46,9 +46,15 @@ class JudgeServer(LoopbackServer):
     """Answers each chat completion with ``decide``'s verdict as our judge's JSON form;
     ``hang_after``: requests after that many hang (for an interrupt)."""
 
-    def __init__(self, decide: Decide, hang_after: int | None = None) -> None:
+    def __init__(
+        self,
+        decide: Decide,
+        hang_after: int | None = None,
+        answer: Callable[[str], str | None] | None = None,
+    ) -> None:
         super().__init__("judge-server")
         self.decide = decide
+        self.answer = answer  # the prompt's last message -> the reply (instead of decide)
         self.hang_after = hang_after
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -63,12 +69,16 @@ class JudgeServer(LoopbackServer):
                     n = len(self.requests)
                 if self.hang_after is not None and n > self.hang_after:
                     await asyncio.sleep(3600)
-                first, second = split_dialogues(request["messages"][-1]["content"])
-                winner = self.decide(first, second)
-                if winner is None:
+                text = request["messages"][-1]["content"]
+                if self.answer is not None:
+                    content = self.answer(text)
+                else:
+                    winner = self.decide(*split_dialogues(text))
+                    content = None if winner is None else form(winner)
+                if content is None:
                     code, payload = 403, {"error": {"message": "refused", "type": "denied"}}
                 else:
-                    code, payload = 200, completion_body(form(winner), model="judge")
+                    code, payload = 200, completion_body(content, model="judge")
                 data = json.dumps(payload).encode()
                 head = f"HTTP/1.1 {code} X\r\ncontent-type: application/json\r\n"
                 writer.write(f"{head}content-length: {len(data)}\r\n\r\n".encode() + data)

@@ -4,11 +4,13 @@ The user's copy of the benchmark's ``data/`` folder holds the pairwise prompts
 (``pairwise_prompt_eqbench3.txt``; ``pairwise_prompt_eqbench3_analysis.txt`` for the
 analysis tasks, ids 401-420) and the scenario notes (``scenario_notes.txt``: a ``# <id>``
 line, then the notes). Nothing of them is in this repository: they are read at run time.
-The prompt's slots (``{conversation_history_A}``, ``{debrief_A}``, the same for B, and
-``{scenario_notes}``) are filled by plain replacement; the two respondent codes the prompt
-uses are the first two distinct ``<letter><4 digits>`` codes in it, the first naming
-dialogue A (shown first). The judge answers one JSON object whose values read
-``<code><1-5 plus signs>``; each such key is an aspect (``overall_eq`` is stored as
+The prompt's slots are filled by plain replacement: ``{conversation_history_A}``,
+``{debrief_A}``, the same for B, and ``{scenario_notes}``; in the analysis prompt
+``{response_A}`` / ``{response_B}`` (the model's messages of each transcript) and
+``{transcript_being_analysed}`` (the user messages of the first: the same task on both
+sides). The two respondent codes the prompt uses are the first two distinct ``<letter><4
+digits>`` codes in it, the first naming dialogue A (shown first). The judge answers one
+JSON object whose values read ``<code><1-5 plus signs>``; each such key is an aspect (``overall_eq`` is stored as
 ``overall``), the code its winner and the plus signs its margin. Transcripts are truncated
 by our rule (:mod:`empathos.pairwise.transcript`), the same for both sides.
 """
@@ -32,6 +34,7 @@ PROMPT = "pairwise_prompt_eqbench3.txt"
 ANALYSIS_PROMPT = "pairwise_prompt_eqbench3_analysis.txt"
 NOTES = "scenario_notes.txt"
 SLOTS = ("conversation_history_A", "debrief_A", "conversation_history_B", "debrief_B")
+ANALYSIS_SLOTS = ("response_A", "response_B")
 _CODE = re.compile(r"\b([A-Z]\d{4})\b")
 _NOTE = re.compile(r"^#\s*(\S+)\s*$")
 
@@ -43,12 +46,14 @@ def _read(path: Path) -> str:
         raise ConfigError(f"unreadable ({exc.strerror})", file=path, field="--eqbench3") from None
 
 
-def _codes(text: str, path: Path) -> tuple[str, str]:
-    found: list[str] = []
-    for code in _CODE.findall(text):
-        if code not in found:
-            found.append(code)
-    missing = [s for s in (*SLOTS, "scenario_notes") if "{" + s + "}" not in text]
+def _found_codes(text: str) -> list[str]:
+    """The distinct respondent codes of a prompt, in order of first use."""
+    return list(dict.fromkeys(_CODE.findall(text)))
+
+
+def _codes(text: str, path: Path, slots: tuple[str, ...] = SLOTS) -> tuple[str, str]:
+    found = _found_codes(text)
+    missing = [s for s in (*slots, "scenario_notes") if "{" + s + "}" not in text]
     if len(found) < 2 or missing:
         why = f"no slot {{{missing[0]}}}" if missing else "fewer than two respondent codes"
         raise ConfigError(f"not an EQ-Bench 3 pairwise prompt ({why})", file=path)
@@ -85,7 +90,7 @@ class EqbenchPrompts:
         analysis_path = folder / ANALYSIS_PROMPT
         analysis = _read(analysis_path) if analysis_path.is_file() else prompt
         _codes(prompt, folder / PROMPT)
-        _codes(analysis, analysis_path)
+        _codes(analysis, analysis_path, ANALYSIS_SLOTS if analysis != prompt else SLOTS)
         notes = _notes(_read(folder / NOTES)) if (folder / NOTES).is_file() else {}
         return cls(folder, prompt, analysis, notes)
 
@@ -94,6 +99,10 @@ class EqbenchPrompts:
         return self.analysis if scenario_id.isdigit() and 401 <= int(scenario_id) <= 420 else (
             self.prompt
         )  # fmt: skip
+
+
+def _said(item: Item, role: str) -> str:
+    return "\n\n".join(m.content for m in item.transcript if m.role == role)
 
 
 def parse_picks(content: str | None, codes: tuple[str, str]) -> dict[str, Pick]:
@@ -125,7 +134,8 @@ class EqbenchJudge:
 
     async def __call__(self, first: Item, second: Item) -> Judgement:
         template = self.prompts.for_scenario(first.scenario_id)
-        codes = _codes(template, self.prompts.folder)
+        found = _found_codes(template)  # checked when the prompts were loaded
+        codes = (found[0], found[1])
         version = hashlib.sha256(template.encode("utf-8")).hexdigest()[:12]
         speakers = ("user", "assistant")
         text = template
@@ -138,6 +148,9 @@ class EqbenchJudge:
                 second.transcript, "en", self.rule, speakers
             ),
             "debrief_B": second.debrief,
+            "response_A": _said(first, "assistant"),
+            "response_B": _said(second, "assistant"),
+            "transcript_being_analysed": _said(first, "user"),
             "scenario_notes": self.prompts.notes.get(first.scenario_id, ""),
         }
         for slot, value in slots.items():
