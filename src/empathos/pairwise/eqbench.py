@@ -12,7 +12,8 @@ sides). The two respondent codes the prompt uses are the first two distinct ``<l
 digits>`` codes in it, the first naming dialogue A (shown first). The judge answers one
 JSON object whose values read ``<code><1-5 plus signs>``; each such key is an aspect
 (``overall_eq`` is stored as ``overall``), the code its winner and the plus signs its
-margin. Transcripts are truncated by our rule (:mod:`empathos.pairwise.transcript`), the same for both sides.
+margin. Transcripts are truncated by our rule (:mod:`empathos.pairwise.transcript`), the
+same for both sides.
 """
 
 from __future__ import annotations
