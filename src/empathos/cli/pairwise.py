@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from empathos.cli.score import Format
 from empathos.errors import ConfigError
@@ -90,11 +91,24 @@ def _judge(opts: PairwiseOptions, paths: Sequence[Path], ids: set[str]) -> tuple
 
 
 async def _judge_all(
-    orders: Sequence[tuple[Item, Item]], judge: Judge, store: JudgementStore, concurrency: int
+    orders: Sequence[tuple[Item, Item]],
+    judge: Judge,
+    store: JudgementStore,
+    concurrency: int,
+    err: Console,
 ) -> list[Judgement]:
-    """Judge ``orders``; close the judge's client in the same event loop, whatever happens."""
+    """Judge ``orders`` with a progress bar; close the judge's client in the same event
+    loop, whatever happens."""
+    bar = Progress(
+        TextColumn("[bold]judge calls"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, refresh_per_second=2, auto_refresh=err.is_terminal,
+    )  # fmt: skip
+    task = bar.add_task("pairwise", total=len(orders))
     try:
-        return await judge_orders(orders, judge, store, concurrency)
+        with bar:
+            return await judge_orders(
+                orders, judge, store, concurrency, on_done=lambda _: bar.advance(task)
+            )
     finally:
         client = getattr(judge, "client", None)
         if client is not None:
@@ -126,7 +140,7 @@ def run_pairwise(
         markup=False,
     )
     try:
-        new = asyncio.run(_judge_all(plan.orders, judge, store, opts.concurrency))
+        new = asyncio.run(_judge_all(plan.orders, judge, store, opts.concurrency, err))
     finally:
         if cache is not None:
             cache.close()
