@@ -51,3 +51,8 @@ def test_compare_without_pairwise_takes_two_runs_and_pairwise_needs_a_judge(tmp_
     assert res.exit_code != 0 and "compares two runs, got 3" in str(res.exception)
     res = empathos("compare", "--pairwise", *runs, "--out", str(tmp_path / "pw"))
     assert res.exit_code != 0 and "no judge" in str(res.exception)
+    flags = ["--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1"]
+    res = empathos("compare", "--pairwise", *runs, *flags, "--anchor", "w")
+    assert "--anchor: no model 'w'; choose one of ['x', 'y', 'z']" in str(res.exception)
+    res = empathos("compare", "--pairwise", *runs, *flags, "--aspect", "warmth")
+    assert "--aspect: unknown aspect 'warmth'" in str(res.exception)

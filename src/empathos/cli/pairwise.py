@@ -24,6 +24,7 @@ from empathos.errors import ConfigError
 from empathos.llm import ResponseCache, build_model
 from empathos.llm.roles import RoleEndpoint
 from empathos.pairwise import (
+    AXES,
     CACHE,
     EqbenchJudge,
     EqbenchPrompts,
@@ -90,6 +91,22 @@ def _judge(opts: PairwiseOptions, paths: Sequence[Path], ids: set[str]) -> tuple
     return PairJudge(client, name, _profiles(paths, opts.scenarios, ids), style), cache
 
 
+def _check(opts: PairwiseOptions, models: set[str]) -> None:
+    """Refuse, before any call, what would only show as an empty or silent result."""
+    if len(models) < 2:
+        raise ConfigError(
+            f"found {len(models)} model(s) in the runs given; need two or more", field="RUN"
+        )
+    if opts.anchor is not None and opts.anchor not in models:
+        raise ConfigError(
+            f"no model {opts.anchor!r}; choose one of {sorted(models)}", field="--anchor"
+        )
+    if opts.eqbench3 is None and opts.aspect not in AXES:
+        raise ConfigError(
+            f"unknown aspect {opts.aspect!r}; choose one of {list(AXES)}", field="--aspect"
+        )
+
+
 async def _judge_all(
     orders: Sequence[tuple[Item, Item]],
     judge: Judge,
@@ -121,11 +138,7 @@ def run_pairwise(
     """Judge what is missing, then rate; the results and the exit code (1: a call failed or
     a file was unreadable)."""
     items, problems = load_items(paths)
-    models = {i.model for i in items}
-    if len(models) < 2:
-        raise ConfigError(
-            f"found {len(models)} model(s) in the runs given; need two or more", field="RUN"
-        )
+    _check(opts, {i.model for i in items})
     for problem in problems:
         err.print(f"warning: skipped {problem.line()}", markup=False)
     store = JudgementStore(opts.out)
