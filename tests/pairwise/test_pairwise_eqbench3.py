@@ -73,7 +73,8 @@ def _judge(copy: Path, tmp: Path, ids: tuple[str, ...] = ("1", "2")) -> tuple[di
 
 
 def test_the_benchmark_prompt_from_a_copy_in_its_layout(tmp_path: Path) -> None:
-    result, lines = _judge(_copy(tmp_path / "eqbench3"), tmp_path)
+    copy = _copy(tmp_path / "eqbench3")
+    result, lines = _judge(copy, tmp_path)
     assert result["ratings"][0]["model"] == "kind"
     judged = [x for x in lines if "picks" in x]
     assert {(j["first"], j["second"]) for j in judged} == {("kind", "cold"), ("cold", "kind")}
@@ -91,6 +92,14 @@ def test_the_benchmark_prompt_from_a_copy_in_its_layout(tmp_path: Path) -> None:
         sum("Notes: note one" in t for t in sent) == 2
         and sum("Notes: note two" in t for t in sent) == 2
     )
+    # a changed prompt under the same judge name does not mix with the stored verdicts
+    prompt = copy / "data" / "pairwise_prompt_eqbench3.txt"
+    prompt.write_text(FIXTURE.replace("role-play", "role play"), encoding="utf-8")
+    res = empathos(
+        "compare", "--pairwise", "--eqbench3", str(copy), *_runs(tmp_path), "--out",
+        str(tmp_path / "pw"), *judge_flags("http://127.0.0.1:9/v1"),
+    )  # fmt: skip
+    assert res.exit_code != 0 and "choose another --out" in str(res.exception)
 
 
 def test_the_shared_sample_of_the_benchmark(tmp_path: Path) -> None:

@@ -146,6 +146,12 @@ def run_pairwise(
     for problem in bad:
         err.print(f"warning: skipped {problem.line()}", markup=False)
     judge, cache = _judge(opts, paths, {i.scenario_id for i in items})
+    try:
+        store.claim(judge.name, judge.fingerprint)
+    except BaseException:
+        if cache is not None:
+            cache.close()
+        raise
     plan = plan_orders(items, stored, judge.name, opts.max_pairs, opts.seed)
     err.print(
         f"pairwise: {len(plan.orders)} call(s) to make for {len(plan.pairs)} pair(s) of "

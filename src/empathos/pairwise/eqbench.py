@@ -133,6 +133,13 @@ class EqbenchJudge:
     prompts: EqbenchPrompts
     rule: Truncation = field(default_factory=Truncation)
 
+    @property
+    def fingerprint(self) -> str:
+        """The user's prompts' content hash and the truncation."""
+        both = (self.prompts.prompt + self.prompts.analysis).encode("utf-8")
+        rule = f"{self.rule.message_chars}/{self.rule.dialogue_chars}"
+        return f"user:{PROMPT} {hashlib.sha256(both).hexdigest()[:12]}; truncation {rule}"
+
     async def __call__(self, first: Item, second: Item) -> Judgement:
         template = self.prompts.for_scenario(first.scenario_id)
         found = _found_codes(template)  # checked when the prompts were loaded

@@ -18,7 +18,7 @@ from empathos.errors import ModelCallError
 from empathos.llm import ModelClient, record_of
 from empathos.pairwise.model import AXES, Item, Judgement, PairForm
 from empathos.pairwise.transcript import Truncation, render_transcript
-from empathos.prompts.render import render_chat
+from empathos.prompts.render import LANGUAGES, load_template, render_chat
 
 __all__ = ["Judge", "PairJudge", "Profile"]
 
@@ -27,6 +27,11 @@ class Judge(Protocol):
     """Judges one order of one pair."""
 
     name: str
+
+    @property
+    def fingerprint(self) -> str:
+        """What shapes its verdicts besides the model: the prompt's versions, truncation."""
+        ...
 
     async def __call__(self, first: Item, second: Item) -> Judgement:
         """The judgement of ``first`` (shown first) against ``second``."""
@@ -51,6 +56,13 @@ class PairJudge:
     profiles: Mapping[str, Profile] = field(default_factory=dict)
     style: str = "full"
     rule: Truncation = field(default_factory=Truncation)
+
+    @property
+    def fingerprint(self) -> str:
+        """The templates' ids and versions (both languages) and the truncation."""
+        tpls = [load_template("judge_pairwise", lang, self.style) for lang in LANGUAGES]
+        names = ", ".join(f"{t.id} v{t.version}" for t in tpls)
+        return f"{names}; truncation {self.rule.message_chars}/{self.rule.dialogue_chars}"
 
     async def __call__(self, first: Item, second: Item) -> Judgement:
         profile = self.profiles.get(first.scenario_id, Profile("(no profile given)"))

@@ -5,7 +5,8 @@ appended (and flushed to disk) as each call ends, so an interrupted session lose
 calls in flight and a rerun judges only what is missing; a failed call's line is kept (it
 was paid for) and the order is judged again on the next run. ``<out>/ratings.json`` is what
 ``empathos compare --pairwise`` computed last (read by ``empathos report --pairwise``);
-``<out>/cache.sqlite`` the judge's response cache.
+``<out>/cache.sqlite`` the judge's response cache; ``<out>/judges.json`` what shaped each
+judge's verdicts (:meth:`JudgementStore.claim`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from pydantic import ValidationError
 from empathos.errors import ConfigError, RecordError
 from empathos.pairwise.model import Judgement
 
-__all__ = ["CACHE", "JUDGEMENTS", "RATINGS", "JudgementStore", "read_ratings"]
+__all__ = ["CACHE", "JUDGEMENTS", "JUDGES", "RATINGS", "JudgementStore", "read_ratings"]
 
 JUDGEMENTS = "judgements.jsonl"
 RATINGS = "ratings.json"
+JUDGES = "judges.json"
 CACHE = "cache.sqlite"
 
 
@@ -59,6 +61,26 @@ class JudgementStore:
             fh.write(judgement.model_dump_json() + "\n")
             fh.flush()
             os.fsync(fh.fileno())
+
+    def claim(self, judge: str, fingerprint: str) -> None:
+        """Record what shapes ``judge``'s verdicts here (``judges.json``); refuse a judge of
+        the same name whose prompt or truncation changed: its stored verdicts would mix with
+        the new ones."""
+        path = self.folder / JUDGES
+        try:
+            known = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except ValueError:
+            known = {}
+        before = known.get(judge)
+        if before is not None and before != fingerprint:
+            raise ConfigError(
+                f"holds verdicts of {judge} made with {before}, not {fingerprint}; choose "
+                "another --out",
+                file=self.folder,
+                field="--out",
+            )
+        known[judge] = fingerprint
+        path.write_text(json.dumps(known, indent=1), encoding="utf-8")
 
     def write_ratings(self, data: dict[str, Any]) -> Path:
         """Write ``ratings.json`` atomically."""
