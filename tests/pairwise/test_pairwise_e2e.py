@@ -65,6 +65,18 @@ def test_the_marker_model_ranks_first_in_both_orders_within_the_budget(tmp_path:
     assert result["usage"]["input_tokens"] == 14 * 3  # the loopback reports 3 per call
 
 
+def test_a_budget_per_model(tmp_path: Path) -> None:
+    out = tmp_path / "pw"
+    args = ["compare", "--pairwise", *_runs(tmp_path), "--out", str(out), "--bootstrap", "20"]
+    with JudgeServer(prefers_marker) as server:
+        res = empathos(*args, *judge_flags(server.url), "--pairs-per-model", "3")
+        assert res.exit_code == 0, res.stderr
+        assert len(server.requests) == 2 * 5  # ceil(3 x 3 models / 2) = 5 pairs, 2 orders each
+    pairs = Counter(tuple(sorted((j["first"], j["second"]))) for j in judgements(out))
+    per_model = Counter(m for pair, n in pairs.items() for m in pair for _ in range(n // 2))
+    assert sorted(per_model.values()) == [3, 3, 4]  # spread over the models
+
+
 def test_a_judge_failure_on_one_pair_is_reported_and_the_rest_is_rated(tmp_path: Path) -> None:
     def refuse_one(first: str, second: str) -> str | None:
         if "[s2]" in first and MARK in first and "I see" in second:

@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
         judge_base_url: pw.JudgeUrlOpt = None,
         judge_api_key_env: pw.JudgeKeyOpt = None,
         max_pairs: pw.MaxPairsOpt = None,
+        pairs_per_model: pw.PerModelOpt = None,
         anchor: pw.AnchorOpt = None,
         anchor_rating: pw.AnchorRatingOpt = 1000.0,
         length: pw.LengthOpt = False,
@@ -73,7 +74,8 @@ def register(app: typer.Typer) -> None:
         if pairwise:
             flags = dict(
                 config=config, judge_model=judge_model, judge_base_url=judge_base_url,
-                judge_api_key_env=judge_api_key_env, max_pairs=max_pairs, anchor=anchor,
+                judge_api_key_env=judge_api_key_env, max_pairs=max_pairs,
+                pairs_per_model=pairs_per_model, anchor=anchor,
                 anchor_rating=anchor_rating, length=length, aspect=aspect, bootstrap=bootstrap,
                 seed=seed, concurrency=concurrency, eqbench3=eqbench3, scenarios=scenarios,
             )  # fmt: skip

@@ -54,6 +54,7 @@ class PairwiseOptions:
     out: Path
     judge: RoleEndpoint | None
     max_pairs: int | None = None
+    pairs_per_model: int | None = None
     anchor: str | None = None
     anchor_rating: float = 1000.0
     length: bool = False
@@ -89,6 +90,15 @@ def _judge(opts: PairwiseOptions, paths: Sequence[Path], ids: set[str]) -> tuple
         return EqbenchJudge(client, name, EqbenchPrompts.load(opts.eqbench3)), cache
     style = endpoint.resolved_prompt_style()
     return PairJudge(client, name, _profiles(paths, opts.scenarios, ids), style), cache
+
+
+def _budget(opts: PairwiseOptions, n_models: int) -> int | None:
+    """The pair budget: --max-pairs, or --pairs-per-model K as ceil(K * M / 2) pairs (each
+    pair is a comparison of two models), the smaller when both are given."""
+    budgets = [opts.max_pairs] if opts.max_pairs is not None else []
+    if opts.pairs_per_model is not None:
+        budgets.append(-(-opts.pairs_per_model * n_models // 2))
+    return min(budgets) if budgets else None
 
 
 def _check(opts: PairwiseOptions, models: set[str]) -> None:
@@ -138,7 +148,8 @@ def run_pairwise(
     """Judge what is missing, then rate; the results and the exit code (1: a call failed or
     a file was unreadable)."""
     items, problems = load_items(paths)
-    _check(opts, {i.model for i in items})
+    models = {i.model for i in items}
+    _check(opts, models)
     for problem in problems:
         err.print(f"warning: skipped {problem.line()}", markup=False)
     store = JudgementStore(opts.out)
@@ -152,7 +163,7 @@ def run_pairwise(
         if cache is not None:
             cache.close()
         raise
-    plan = plan_orders(items, stored, judge.name, opts.max_pairs, opts.seed)
+    plan = plan_orders(items, stored, judge.name, _budget(opts, len(models)), opts.seed)
     err.print(
         f"pairwise: {len(plan.orders)} call(s) to make for {len(plan.pairs)} pair(s) of "
         f"{plan.candidates} possible ({plan.done_pairs} begun before), judge {judge.name}",
@@ -288,6 +299,12 @@ MaxPairsOpt = Annotated[
     typer.Option(
         min=1, help="Budget: at most this many pairs in all (2 calls each), the informative "
         "first. Default: every pair.",
+    ),
+]  # fmt: skip
+PerModelOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Budget: about this many pairs per model (ceil(K x models / 2) in all).",
     ),
 ]  # fmt: skip
 AnchorOpt = Annotated[str | None, typer.Option(help="The model the Elo-like scale is anchored on.")]
