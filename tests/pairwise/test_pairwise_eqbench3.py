@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pairwise_helpers import JudgeServer, empathos, judge_flags, judgements, write_run
 
 from empathos.errors import ConfigError
+from empathos.llm.structured import OutputInvalid
 from empathos.pairwise import EqbenchPrompts, parse_picks
 
 SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "eqbench3-sample"
@@ -59,7 +61,9 @@ def _runs(tmp: Path, ids: tuple[str, ...] = ("1", "2")) -> list[str]:
     ]
 
 
-def _judge(copy: Path, tmp: Path, ids: tuple[str, ...] = ("1", "2")) -> tuple[dict, list[dict]]:  # type: ignore[type-arg]
+def _judge(
+    copy: Path, tmp: Path, ids: tuple[str, ...] = ("1", "2")
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     out = tmp / "pw"
     with JudgeServer(lambda a, b: None, answer=answer) as server:
         res = empathos(
@@ -124,8 +128,6 @@ def test_reply_parsing_and_a_prompt_without_the_slots(tmp_path: Path) -> None:
     )
     assert picks["overall"].winner == "second" and picks["overall"].margin == 5
     assert picks["empathy"].winner == "first" and picks["empathy"].margin == 2 and "x" not in picks
-    from empathos.llm.structured import OutputInvalid
-
     with pytest.raises(OutputInvalid, match="overall_eq"):
         parse_picks('{"empathy": "Q1111+"}', ("Q1111", "Q2222"))
     bad = tmp_path / "bad"
