@@ -9,6 +9,7 @@ import typer
 
 from empathos import __version__
 from empathos.cli import (
+    compare,
     distill,
     import_inspect,
     rejudge,
@@ -36,6 +37,7 @@ app = typer.Typer(
 
 score.register(app)
 report.register(app)
+compare.register(app)
 run.register(app)
 serve.register(app)
 train.register(app)

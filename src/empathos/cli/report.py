@@ -11,16 +11,17 @@ from rich.console import Console
 
 from empathos.cli.score import Label, LabelOpt, Preset, _load, _paths_or_examples
 from empathos.epm import EPMConfig
+from empathos.pairwise import read_ratings
 from empathos.records import LoadedRecord
 from empathos.report import plural
 from empathos.report.compare import (
-    METRICS,
     compare_records,
     comparison_html,
     comparison_table,
     single_model,
 )
 from empathos.report.labels import find_scenario_sources, load_labels
+from empathos.report.pairwise import pairwise_html
 from empathos.report.writer import write_report
 
 __all__ = ["register"]
@@ -65,13 +66,15 @@ def _report(
     scenarios: list[str] | None,
     figures: bool,
     label: Label,
+    pairwise: Path | None = None,
 ) -> int:
     err = Console(stderr=True)
     records, errors = _load(paths, err)
     config = EPMConfig.preset(preset.value)
+    sections = [pairwise_html(read_ratings(pairwise))] if pairwise is not None else []
     data = write_report(
         records, out, config=config, labels=_labels(paths, scenarios, records, err),
-        preset=preset.value, figures=figures, label_by=label.value,
+        preset=preset.value, figures=figures, label_by=label.value, sections=sections,
     )  # fmt: skip
     size = (out / "index.html").stat().st_size / 1e6
     err.print(
@@ -125,7 +128,7 @@ def _compare(
 
 
 def register(app: typer.Typer) -> None:
-    """Mount ``report`` and ``compare`` on the main app."""
+    """Mount ``report`` on the main app (``compare`` is mounted by ``empathos.cli.compare``)."""
 
     @app.command("report")
     def report_cmd(
@@ -144,30 +147,14 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Also write figures/ (PNG and SVG, matplotlib).")
         ] = True,
         label: LabelOpt = Label.auto,
+        pairwise: Annotated[
+            Path | None,
+            typer.Option(help="Add a pairwise section from this compare --pairwise directory."),
+        ] = None,
     ) -> None:
         """Write an HTML report (leaderboard with intervals, breakdowns, trajectories,
         every dialogue), figures and tables into --out."""
-        code = _report(_paths_or_examples(paths), out, preset, scenarios, figures, label)
-        if code:
-            raise typer.Exit(code)
-
-    @app.command("compare")
-    def compare_cmd(
-        a: Annotated[Path, typer.Argument(help="Model A: a run or result directory.")],
-        b: Annotated[Path, typer.Argument(help="Model B: a run or result directory.")],
-        metric: Annotated[
-            str, typer.Option(help=f"What to compare: {', '.join(METRICS)}.")
-        ] = "epmq",
-        preset: Annotated[Preset, typer.Option(help="EPM preset.")] = Preset.reference,
-        out: Annotated[
-            Path | None, typer.Option(help="Also write a report of A and B with the comparison.")
-        ] = None,
-        scenarios: ScenariosOpt = None,
-        label: LabelOpt = Label.auto,
-    ) -> None:
-        """Paired comparison of two models on their shared scenarios (and trials): wins,
-        losses, ties, mean difference with a bootstrap interval and a permutation p-value.
-        A side with no scored dialogue (all errors), or no shared pair, is an error."""
-        code = _compare(a, b, metric, preset, out, scenarios, label)
+        paths = _paths_or_examples(paths)
+        code = _report(paths, out, preset, scenarios, figures, label, pairwise)
         if code:
             raise typer.Exit(code)

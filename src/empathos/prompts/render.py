@@ -49,7 +49,7 @@ __all__ = [
     "templates_dir",
 ]
 
-Role = Literal["user", "director", "judge_iedr", "judge_mdep", "model_under_test"]
+Role = Literal["user", "director", "judge_iedr", "judge_mdep", "model_under_test", "judge_pairwise"]
 ROLES: tuple[str, ...] = get_args(Role)
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 PromptStyle = Literal["full", "compact"]

@@ -1,0 +1,183 @@
+"""EQ-Bench 3's pairwise pass on our engine: the benchmark's prompt, read from the user's copy.
+
+The user's copy of the benchmark's ``data/`` folder holds the pairwise prompts
+(``pairwise_prompt_eqbench3.txt``; ``pairwise_prompt_eqbench3_analysis.txt`` for the
+analysis tasks, ids 401-420) and the scenario notes (``scenario_notes.txt``: a ``# <id>``
+line, then the notes). Nothing of them is in this repository: they are read at run time.
+The prompt's slots are filled by plain replacement: ``{conversation_history_A}``,
+``{debrief_A}``, the same for B, and ``{scenario_notes}``; in the analysis prompt
+``{response_A}`` / ``{response_B}`` (the model's messages of each transcript) and
+``{transcript_being_analysed}`` (the user messages of the first: the same task on both
+sides). The two respondent codes the prompt uses are the first two distinct ``<letter><4
+digits>`` codes in it, the first naming dialogue A (shown first). The judge answers one
+JSON object whose values read ``<code><1-5 plus signs>``; each such key is an aspect
+(``overall_eq`` is stored as ``overall``), the code its winner and the plus signs its
+margin. Transcripts are truncated by our rule (:mod:`empathos.pairwise.transcript`), the
+same for both sides.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from empathos.errors import ConfigError, ModelCallError
+from empathos.llm import ModelClient, RawReply, record_of
+from empathos.llm.structured import OutputInvalid, parse_json
+from empathos.pairwise.model import Item, Judgement, Pick
+from empathos.pairwise.transcript import Truncation, render_transcript
+
+__all__ = ["EqbenchJudge", "EqbenchPrompts", "parse_picks"]
+
+PROMPT = "pairwise_prompt_eqbench3.txt"
+ANALYSIS_PROMPT = "pairwise_prompt_eqbench3_analysis.txt"
+NOTES = "scenario_notes.txt"
+SLOTS = ("conversation_history_A", "debrief_A", "conversation_history_B", "debrief_B")
+ANALYSIS_SLOTS = ("response_A", "response_B")
+_CODE = re.compile(r"\b([A-Z]\d{4})\b")
+_NOTE = re.compile(r"^#\s*(\S+)\s*$")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"unreadable ({exc.strerror})", file=path, field="--eqbench3") from None
+
+
+def _found_codes(text: str) -> list[str]:
+    """The distinct respondent codes of a prompt, in order of first use."""
+    return list(dict.fromkeys(_CODE.findall(text)))
+
+
+def _codes(text: str, path: Path, slots: tuple[str, ...] = SLOTS) -> tuple[str, str]:
+    found = _found_codes(text)
+    missing = [s for s in (*slots, "scenario_notes") if "{" + s + "}" not in text]
+    if len(found) < 2 or missing:
+        why = f"no slot {{{missing[0]}}}" if missing else "fewer than two respondent codes"
+        raise ConfigError(f"not an EQ-Bench 3 pairwise prompt ({why})", file=path)
+    return found[0], found[1]
+
+
+def _notes(text: str) -> dict[str, str]:
+    notes: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        m = _NOTE.match(line)
+        if m:
+            current = notes.setdefault(m.group(1), [])
+        elif current is not None:
+            current.append(line)
+    return {k: "\n".join(v).strip() for k, v in notes.items()}
+
+
+@dataclass(frozen=True)
+class EqbenchPrompts:
+    """The pairwise prompts and scenario notes of the user's copy of the benchmark."""
+
+    folder: Path
+    prompt: str
+    analysis: str
+    notes: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, folder: Path) -> EqbenchPrompts:
+        """Read ``folder`` (the benchmark's ``data/`` or the folder above it)."""
+        if (folder / "data" / PROMPT).is_file():
+            folder = folder / "data"
+        prompt = _read(folder / PROMPT)
+        analysis_path = folder / ANALYSIS_PROMPT
+        analysis = _read(analysis_path) if analysis_path.is_file() else prompt
+        _codes(prompt, folder / PROMPT)
+        _codes(analysis, analysis_path, ANALYSIS_SLOTS if analysis != prompt else SLOTS)
+        notes = _notes(_read(folder / NOTES)) if (folder / NOTES).is_file() else {}
+        return cls(folder, prompt, analysis, notes)
+
+    def for_scenario(self, scenario_id: str) -> str:
+        """The prompt of a scenario: the analysis one for ids 401-420."""
+        return self.analysis if scenario_id.isdigit() and 401 <= int(scenario_id) <= 420 else (
+            self.prompt
+        )  # fmt: skip
+
+
+def _said(item: Item, role: str) -> str:
+    return "\n\n".join(m.content for m in item.transcript if m.role == role)
+
+
+def parse_picks(content: str | None, codes: tuple[str, str]) -> dict[str, Pick]:
+    """The aspects of a reply: each value ``<code><plus signs>`` (OutputInvalid: none)."""
+    value, _ = parse_json(content or "")
+    if not isinstance(value, dict):
+        raise OutputInvalid("the reply is not a JSON object", content or "")
+    pattern = re.compile(rf"^\s*({re.escape(codes[0])}|{re.escape(codes[1])})\s*(\++)")
+    picks = {}
+    for key, text in value.items():
+        m = pattern.match(text) if isinstance(text, str) else None
+        if m:
+            name = "overall" if key == "overall_eq" else str(key)
+            winner = "first" if m.group(1) == codes[0] else "second"
+            picks[name] = Pick(winner=winner, margin=min(len(m.group(2)), 5))
+    if "overall" not in picks:
+        raise OutputInvalid(f"no overall_eq of the form {codes[0]}++ or {codes[1]}+++", "")
+    return picks
+
+
+@dataclass
+class EqbenchJudge:
+    """The benchmark's pairwise judge over ``client``."""
+
+    client: ModelClient
+    name: str
+    prompts: EqbenchPrompts
+    rule: Truncation = field(default_factory=Truncation)
+
+    @property
+    def fingerprint(self) -> str:
+        """The user's prompts' content hash and the truncation."""
+        both = (self.prompts.prompt + self.prompts.analysis).encode("utf-8")
+        rule = f"{self.rule.message_chars}/{self.rule.dialogue_chars}"
+        return f"user:{PROMPT} {hashlib.sha256(both).hexdigest()[:12]}; truncation {rule}"
+
+    async def __call__(self, first: Item, second: Item) -> Judgement:
+        template = self.prompts.for_scenario(first.scenario_id)
+        found = _found_codes(template)  # checked when the prompts were loaded
+        codes = (found[0], found[1])
+        version = hashlib.sha256(template.encode("utf-8")).hexdigest()[:12]
+        speakers = ("user", "assistant")
+        text = template
+        slots = {
+            "conversation_history_A": render_transcript(
+                first.transcript, "en", self.rule, speakers
+            ),
+            "debrief_A": first.debrief,
+            "conversation_history_B": render_transcript(
+                second.transcript, "en", self.rule, speakers
+            ),
+            "debrief_B": second.debrief,
+            "response_A": _said(first, "assistant"),
+            "response_B": _said(second, "assistant"),
+            "transcript_being_analysed": _said(first, "user"),
+            "scenario_notes": self.prompts.notes.get(first.scenario_id, ""),
+        }
+        for slot, value in slots.items():
+            text = text.replace("{" + slot + "}", value)
+        base = Judgement(
+            scenario_id=first.scenario_id, trial=first.trial, first=first.model,
+            second=second.model, judge=self.name, template_id=f"user:{PROMPT}",
+            template_version=version,
+        )  # fmt: skip
+
+        def accept(reply: RawReply) -> tuple[RawReply, bool]:
+            parse_picks(reply.content, codes)
+            return reply, False
+
+        try:
+            reply, rec = await self.client.complete(
+                [{"role": "user", "content": text}], json_mode=True, accept=accept
+            )
+        except ModelCallError as exc:
+            return base.model_copy(update={"error": exc.line(), "call": record_of(exc)})
+        picks = parse_picks(reply.content, codes)
+        return base.model_copy(update={"picks": picks, "call": rec})

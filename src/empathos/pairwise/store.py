@@ -1,0 +1,105 @@
+"""The pairwise results directory: judgements as JSON lines, the ratings, the cache.
+
+``<out>/judgements.jsonl`` holds one :class:`~empathos.pairwise.model.Judgement` per line,
+appended (and flushed to disk) as each call ends, so an interrupted session loses only the
+calls in flight and a rerun judges only what is missing; a failed call's line is kept (it
+was paid for) and the order is judged again on the next run. ``<out>/ratings.json`` is what
+``empathos compare --pairwise`` computed last (read by ``empathos report --pairwise``);
+``<out>/cache.sqlite`` the judge's response cache; ``<out>/judges.json`` what shaped each
+judge's verdicts (:meth:`JudgementStore.claim`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from empathos.errors import ConfigError, RecordError
+from empathos.pairwise.model import Judgement
+
+__all__ = ["CACHE", "JUDGEMENTS", "JUDGES", "RATINGS", "JudgementStore", "read_ratings"]
+
+JUDGEMENTS = "judgements.jsonl"
+RATINGS = "ratings.json"
+JUDGES = "judges.json"
+CACHE = "cache.sqlite"
+
+
+class JudgementStore:
+    """The judgements of one results directory (created on first use)."""
+
+    def __init__(self, folder: Path) -> None:
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError("is not a directory", file=folder, field="--out")
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.path = folder / JUDGEMENTS
+
+    def read(self) -> tuple[list[Judgement], list[RecordError]]:
+        """Every readable line, and a problem per unreadable one (a line cut by a crash)."""
+        if not self.path.is_file():
+            return [], []
+        out, problems = [], []
+        with self.path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    out.append(Judgement.model_validate_json(line))
+                except ValidationError as exc:
+                    why = exc.errors()[0]["msg"]
+                    problems.append(RecordError(why, file=self.path, field=f"line {n}"))
+        return out, problems
+
+    def append(self, judgement: Judgement) -> None:
+        """Add one line and flush it to disk."""
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(judgement.model_dump_json() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def claim(self, judge: str, fingerprint: str) -> None:
+        """Record what shapes ``judge``'s verdicts here (``judges.json``); refuse a judge of
+        the same name whose prompt or truncation changed: its stored verdicts would mix with
+        the new ones."""
+        path = self.folder / JUDGES
+        try:
+            known = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except ValueError:
+            known = {}
+        before = known.get(judge)
+        if before is not None and before != fingerprint:
+            raise ConfigError(
+                f"holds verdicts of {judge} made with {before}, not {fingerprint}; choose "
+                "another --out",
+                file=self.folder,
+                field="--out",
+            )
+        known[judge] = fingerprint
+        path.write_text(json.dumps(known, indent=1), encoding="utf-8")
+
+    def write_ratings(self, data: dict[str, Any]) -> Path:
+        """Write ``ratings.json`` atomically."""
+        path = self.folder / RATINGS
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+
+def read_ratings(folder: Path) -> dict[str, Any]:
+    """The ``ratings.json`` of a results directory."""
+    path = folder / RATINGS if folder.is_dir() else folder
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"no pairwise ratings here ({exc})", file=path, field="--pairwise"
+        ) from None
+    if not isinstance(data, dict) or "models" not in data:
+        raise ConfigError("not a pairwise ratings file", file=path, field="--pairwise")
+    return data
