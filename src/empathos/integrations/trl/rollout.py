@@ -145,11 +145,15 @@ class EmpaRollout:
                 g.tokens = DialogueTokens(opening_ids(tokenizer, messages))
                 g.start = g.last = state_packet(g.env.state).distance
         eos = _eos_ids(tokenizer, trainer)
+        # several processes on vLLM: every process sends as many prompts as it has rows in
+        # every round (TRL's engine slices the gathered outputs by equal shares)
+        lockstep = trainer.accelerator.num_processes > 1 and getattr(trainer, "use_vllm", False)
         while True:
             active = [g for g in games if g.live]
             if not any_active(trainer, len(active)):
                 break
-            await self._round(active, sampler, tokenizer, eos, budget)
+            filler = len(games) - len(active) if lockstep else 0
+            await self._round(active, sampler, tokenizer, eos, budget, filler)
         return games
 
     async def _round(
@@ -159,12 +163,15 @@ class EmpaRollout:
         tokenizer: Any,
         eos: set[int],
         budget: int,
+        filler: int,
     ) -> None:
         """One turn of every active dialogue: sample the replies, step the environments,
-        append the next user lines."""
+        append the next user lines. ``filler`` one-token prompts are sent along, and their
+        replies dropped."""
         rooms = [min(self.max_reply_tokens, budget - len(_tok(g).completion_ids)) for g in active]
         cap = max(rooms, default=self.max_reply_tokens)
-        samples = sampler([_tok(g).context for g in active], cap)
+        pad = [[min(eos)]] * filler
+        samples = sampler([_tok(g).context for g in active] + pad, cap)[: len(active)]
         texts, ends = [], []
         for g, s, room in zip(active, samples, rooms, strict=True):
             ids, lps = s.ids[:room], s.logprobs[:room]
