@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -126,6 +127,8 @@ def main() -> None:
     scenarios = [s for s in load_builtin().scenarios if s.labels.language == "en"][:8]
     with tempfile.TemporaryDirectory() as tmp:
         a = ours(scenarios, args, Path(tmp) / "ours")
+        print("empathos train (reward, wall s, CPU s):", [tuple(round(x, 3) for x in r) for r in a])
+        sys.stdout.flush()  # a long run shows its first half early
         b = on_trl(scenarios, args, Path(tmp) / "trl")
     print(f"bundled SmolLM2-135M + LoRA r 8 on the CPU, {SCENARIOS} scenarios x {ROLLOUTS} "
           f"dialogues x {TURNS} turns x {args.tokens} tokens per step, judge rewards 'you', "
