@@ -21,4 +21,6 @@ def mapo_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
 
 @pytest.fixture(scope="session")
 def grpo_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return run_trainer(tmp_path_factory.mktemp("grpo"), estimator="grpo")
+    # TRL's KL term (beta, reference = the adapter switched off) and another loss_type
+    return run_trainer(tmp_path_factory.mktemp("grpo"), estimator="grpo", beta=0.04,
+                       loss_type="grpo")  # fmt: skip

@@ -101,6 +101,8 @@ def test_grpo_estimator_equals_trls_own_grpo_once_aligned(grpo_run: Run) -> None
             assert np.allclose(ours * factor, trl[i], atol=1e-5)
             expected_ours = 0.0 if g.std() == 0 else (totals[i] - g.mean()) / (g.std() + 1e-6)
             assert np.allclose(ours, expected_ours, atol=1e-5)
+    logs = grpo_run.trainer.state.log_history[0]  # with beta > 0 and loss_type "grpo"
+    assert all(math.isfinite(float(logs[k])) for k in ("loss", "kl", "grad_norm"))
 
 
 def test_the_step_changes_the_lora_weights_and_logs_finite_metrics(mapo_run: Run) -> None:

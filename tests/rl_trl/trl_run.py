@@ -62,7 +62,7 @@ def _lora(model: Any) -> dict[str, torch.Tensor]:
     return {n: p.detach().clone() for n, p in model.named_parameters() if "lora_" in n}
 
 
-def run_trainer(out: Path, *, estimator: str, steps: int = 1) -> Run:
+def run_trainer(out: Path, *, estimator: str, steps: int = 1, **trl: Any) -> Run:
     base, _, _ = resolve_model_dir(None, None, "policy")
     tokenizer = AutoTokenizer.from_pretrained(base)
     scenarios = [s for s in load_builtin().scenarios if s.labels.language == "en"][:2]
@@ -90,6 +90,7 @@ def run_trainer(out: Path, *, estimator: str, steps: int = 1) -> Run:
         save_strategy="no",
         seed=0,
         scale_rewards="group",
+        **trl,
     )
     trainer = MAPOTrainer(
         tiny_model(len(tokenizer)),
