@@ -82,9 +82,9 @@ def main(path: str) -> None:
     trainer.train()
     trainer.save_model(cfg["trl"]["output_dir"])
     for row in trainer.state.log_history:
-        if "reward" in row:
-            print(f"step {row['step']}: mean dialogue reward {row['reward']:.3f}, "
-                  f"loss {row['loss']:.4g}, {row['step_time']:.1f} s")  # fmt: skip
+        if "loss" in row:  # the reward is logged on the steps that rolled out dialogues
+            reward = f"mean dialogue reward {row['reward']:.3f}, " if "reward" in row else ""
+            print(f"step {row['step']}: {reward}loss {row['loss']:.4g}, {row['step_time']:.1f} s")
 
 
 if __name__ == "__main__":
