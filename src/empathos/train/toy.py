@@ -27,6 +27,7 @@ __all__ = [
     "asks_question",
     "judge_addresses_user",
     "judge_asks_question",
+    "judge_for",
     "last_reply",
     "user_states_feeling",
 ]
@@ -71,6 +72,12 @@ def _judge(rule: Callable[[str], bool]) -> Callable[[ChatRequest], Reply]:
         return _form(_GOOD if rule(last_reply(request)) else _NONE)
 
     return handler
+
+
+def judge_for(rule: Callable[[str], bool]) -> Callable[[ChatRequest], Reply]:
+    """A scripted judge rating progress on every axis when ``rule(reply)`` holds (the
+    initial deficit at level 2 on every indicator)."""
+    return _judge(rule)
 
 
 judge_addresses_user = _judge(addresses_user)
