@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from empathos.run.runner import RunOutcome
     from empathos.run.session import PreparedRun
 
-__all__ = ["register", "run_cmd"]
+__all__ = ["failed_guidance", "register", "run_cmd", "sigterm_as_sigint"]
 
 _TABLE_WIDTH = 200
 
@@ -84,12 +84,14 @@ def _header(prepared: PreparedRun, err: Console) -> None:
         )
 
 
-def _failed(prepared: PreparedRun, outcome: RunOutcome, err: Console) -> None:
+def failed_guidance(
+    out: Path, outcome: RunOutcome, err: Console, what: str = "run", done: str = "scored"
+) -> None:
+    """The advice a failed session prints (``what`` FAILED: why; nothing was ``done``)."""
     from empathos.run.session import failure_reason
 
-    out = prepared.config.out
     err.print(
-        f"run FAILED: {failure_reason(outcome)}; nothing was scored.",
+        f"{what} FAILED: {failure_reason(outcome)}; nothing was {done}.",
         markup=False,
         highlight=False,
         soft_wrap=True,
@@ -150,14 +152,14 @@ def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
     if board and warning and not prepared.config.offline_default:
         err.print(f"NOT MEANINGFUL: {warning}.", markup=False, highlight=False, soft_wrap=True)
     if outcome.failed:
-        _failed(prepared, outcome, err)
+        failed_guidance(out, outcome, err)
         return 3
     err.print(f"pictures: empathos report {out} --out {out}/report", markup=False, soft_wrap=True)
     return 1 if errors or outcome.crashed or prepared.invalid_selected else 0
 
 
 @contextmanager
-def _sigterm_as_sigint() -> Iterator[list[bool]]:
+def sigterm_as_sigint() -> Iterator[list[bool]]:
     """While inside, SIGTERM does what Ctrl-C does (the run stops cleanly: finished dialogues
     kept, the session marked interrupted); the flag it yields says whether one came."""
     came = [False]
@@ -189,7 +191,7 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
 
     err = Console(stderr=True)
     config = load_run_config(config_path, cli)
-    with _sigterm_as_sigint() as terminated:
+    with sigterm_as_sigint() as terminated:
         prepared = prepare_run(config, force=force)
         _header(prepared, err)
         outcome = None
