@@ -85,7 +85,7 @@ def _header(prepared: PreparedRun, err: Console) -> None:
 
 
 def failed_guidance(
-    out: Path, outcome: RunOutcome, err: Console, what: str = "run", done: str = "scored"
+    out: Path | None, outcome: RunOutcome, err: Console, what: str = "run", done: str = "scored"
 ) -> None:
     """The advice a failed session prints (``what`` FAILED: why; nothing was ``done``)."""
     from empathos.run.session import failure_reason
