@@ -172,7 +172,7 @@ def _rejudge(
             with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
                 outcome = asyncio.run(execute_rejudge(prepared, progress))
             status = "completed"
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, asyncio.CancelledError):  # CancelledError: see sigterm_as_sigint
             status = "interrupted"
             how = "SIGTERM" if terminated[0] else "Ctrl-C"
             err.print(

@@ -169,8 +169,18 @@ def sigterm_as_sigint() -> Iterator[list[bool]]:
         handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is in flight
         if callable(handler):
             handler(signal.SIGINT, frame)
-        else:
-            raise KeyboardInterrupt
+            return
+        # SIGINT inherited as ignored (a background job): asyncio installed no handler of its
+        # own. A KeyboardInterrupt raised here would end the task that happens to run with it
+        # ("Task exception was never retrieved" and a traceback); instead every task is
+        # cancelled: the dialogue running now ends at its next wait, the others never start,
+        # and asyncio.run raises CancelledError, which the command treats as the interrupt.
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise KeyboardInterrupt from None
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
 
     try:
         before = signal.signal(signal.SIGTERM, on_term)
@@ -202,7 +212,7 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
             with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
                 outcome = asyncio.run(execute(prepared, progress))
             status = "completed"
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, asyncio.CancelledError):
             status = "interrupted"
             signal_name = "SIGTERM" if terminated[0] else "Ctrl-C"
             err.print(
