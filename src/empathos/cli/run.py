@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["failed_guidance", "register", "run_cmd", "sigterm_as_sigint"]
 
 _TABLE_WIDTH = 200
+# The reason of a dialogue refused at its start (empathos.epm.start_problem).
+_DEGENERATE = "degenerate starting point"
 
 
 def _header(prepared: PreparedRun, err: Console) -> None:
@@ -106,7 +108,20 @@ def failed_guidance(
             highlight=False,
             soft_wrap=True,
         )
-    if len(outcome.crashed) < outcome.attempted:
+    errors = [row.reason or "" for row in outcome.rows if row.status == "error"]
+    degenerate = bool(errors) and not outcome.crashed and all(_DEGENERATE in r for r in errors)
+    if degenerate:
+        err.print(
+            "  every dialogue was refused at its start: the judge's IEDR ratings gave a "
+            "degenerate P_0 (no deficit for the dialogue to repair; the reasons are above). "
+            "The judge is too weak to rate the scenarios (the bundled 135M model rates them "
+            "all 0): point the judge at a capable model (--roles-model/--roles-base-url, or "
+            "roles.judge in --config), or use scenarios with a stored P_0 (docs/epm.md).",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif len(outcome.crashed) < outcome.attempted:
         err.print(
             "  errors come from the model calls: check each role's base_url, model and key "
             f"(the reasons are above and in {out}/records).",
@@ -114,6 +129,8 @@ def failed_guidance(
             highlight=False,
             soft_wrap=True,
         )
+    if degenerate:  # the same judge would refuse them again
+        return
     err.print(
         "  then run the same command again: failed dialogues are retried.",
         markup=False,
