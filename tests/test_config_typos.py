@@ -96,3 +96,23 @@ def test_our_own_validator_messages_have_no_library_prefix(tmp_path: Path) -> No
     assert line.startswith(
         f"{tmp_path / 'run.yaml'}: judge: model is required when kind is 'openai'"
     )
+
+
+def test_a_misspelled_top_level_variable_is_named(tmp_path: Path) -> None:
+    line = _line(tmp_path, None, {"EMPATHOS_TRIALZ": "3"})
+    assert line == (
+        "EMPATHOS_TRIALZ (environment): unknown setting 'trialz' (did you mean EMPATHOS_TRIALS?)"
+    )
+    line = _line(tmp_path, None, {"EMPATHOS_REJUDGE_JUGE__MODEL": "x"}, "judge")
+    assert line.startswith("EMPATHOS_REJUDGE_JUGE__MODEL (environment): unknown setting 'juge'")
+
+
+def test_other_parts_variables_are_left_alone(tmp_path: Path) -> None:
+    env = {
+        "EMPATHOS_CACHE_DIR": str(tmp_path),
+        "EMPATHOS_TORCH_THREADS": "1",
+        "EMPATHOS_EMPA_SAMPLE": "x",
+        "EMPATHOS_TEST_WORKERS": "2",
+        "EMPATHOS_TRIALS": "2",
+    }
+    assert load_run_config(None, {}, env).trials == 2

@@ -198,6 +198,7 @@ def _env_layer(
             continue
         parts = name[len(prefix) :].lower().split("__")
         if parts[0] not in fields:
+            _near_miss(name, prefix, parts[0], fields)
             continue
         try:
             value = yaml.safe_load(raw) if raw.strip() else None
@@ -208,6 +209,17 @@ def _env_layer(
         set_dotted(layer, parts, value)
         names[".".join(parts)] = name
     return layer, names
+
+
+def _near_miss(name: str, prefix: str, key: str, fields: Collection[str]) -> None:
+    """Refuse a variable that is a typo of a field's (``EMPATHOS_TRIALZ``); one that
+    resembles none is another part's (``EMPATHOS_CACHE_DIR``) and is left alone."""
+    near = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.8)
+    if near:
+        raise ConfigError(
+            f"unknown setting {key!r} (did you mean {prefix}{near[0].upper()}?)",
+            field=f"{name} (environment)",
+        )
 
 
 @dataclass
