@@ -12,11 +12,14 @@ validation, so an error could no longer say which layer set the bad value.
 
 from __future__ import annotations
 
+import difflib
+import math
 import os
-from collections.abc import Collection, Mapping
+import types
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -25,12 +28,14 @@ from empathos.errors import ConfigError
 
 __all__ = [
     "ConfigLayers",
+    "closest",
     "flag_name",
     "load_layers",
     "merge",
     "read_yaml",
     "set_dotted",
     "tree_from_dotted",
+    "unknown_key",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -51,6 +56,84 @@ def read_yaml(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"expected a mapping, got {type(data).__name__}", file=path)
     return data
+
+
+def closest(word: str, choices: list[str] | tuple[str, ...] | Any) -> str | None:
+    """The valid name ``word`` most resembles (None: none is close)."""
+    names = [str(c) for c in choices]
+    found = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    if not found:  # a case or separator slip: TEMPERATURE, top-p
+        folded = {n.lower().replace("-", "_"): n for n in names}
+        found = [folded[k] for k in (word.lower().replace("-", "_"),) if k in folded]
+    return found[0] if found else None
+
+
+def _models(annotation: Any) -> Iterator[tuple[str, type[BaseModel]]]:
+    """The models a field's value may be: ("", M) for M itself, ("*", M) for the values of a
+    mapping of M, ("[]", M) for the items of a list of M."""
+    origin = get_origin(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield "", annotation
+    elif origin in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            yield from _models(arg)
+    elif origin in (dict, Mapping) and len(get_args(annotation)) == 2:
+        for how, model in _models(get_args(annotation)[1]):
+            if how == "":
+                yield "*", model
+    elif origin in (list, tuple) and get_args(annotation):
+        for how, model in _models(get_args(annotation)[0]):
+            if how == "":
+                yield "[]", model
+
+
+def _names(model: type[BaseModel]) -> list[str]:
+    names = list(model.model_fields)
+    names += [f.alias for f in model.model_fields.values() if f.alias]
+    return names
+
+
+def unknown_key(model: type[BaseModel], data: Any, loc: str = "") -> tuple[str, str] | None:
+    """The first key of ``data`` that ``model`` (a schema forbidding extra keys) has no field
+    for, as (its dotted location, the problem naming the closest valid key); None: none."""
+    if not isinstance(data, Mapping):
+        return None
+    names = _names(model)
+    forbids = model.model_config.get("extra") == "forbid"
+    for key, value in data.items():
+        where = f"{loc}.{key}" if loc else str(key)
+        if key not in names:
+            if not forbids:
+                continue
+            near = closest(str(key), model.model_fields)
+            hint = (
+                f"did you mean {near!r}?"
+                if near
+                else f"the keys are {', '.join(model.model_fields)}"
+            )
+            return where, f"unknown key {key!r} ({hint})"
+        info = model.model_fields.get(str(key))
+        if info is None:
+            continue
+        for how, inner in _models(info.annotation):
+            found = _inner(how, inner, value, where)
+            if found is not None:
+                return found
+    return None
+
+
+def _inner(how: str, model: type[BaseModel], value: Any, where: str) -> tuple[str, str] | None:
+    if how == "":
+        return unknown_key(model, value, where)
+    if how == "*" and isinstance(value, Mapping):
+        for k, v in value.items():
+            if (found := unknown_key(model, v, f"{where}.{k}")) is not None:
+                return found
+    if how == "[]" and isinstance(value, list):
+        for v in value:
+            if (found := unknown_key(model, v, where)) is not None:
+                return found
+    return None
 
 
 def set_dotted(tree: dict[str, Any], parts: list[str], value: Any) -> None:
@@ -115,6 +198,7 @@ def _env_layer(
             continue
         parts = name[len(prefix) :].lower().split("__")
         if parts[0] not in fields:
+            _near_miss(name, prefix, parts[0], fields)
             continue
         try:
             value = yaml.safe_load(raw) if raw.strip() else None
@@ -125,6 +209,17 @@ def _env_layer(
         set_dotted(layer, parts, value)
         names[".".join(parts)] = name
     return layer, names
+
+
+def _near_miss(name: str, prefix: str, key: str, fields: Collection[str]) -> None:
+    """Refuse a variable that is a typo of a field's (``EMPATHOS_TRIALZ``); one that
+    resembles none is another part's (``EMPATHOS_CACHE_DIR``) and is left alone."""
+    near = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.8)
+    if near:
+        raise ConfigError(
+            f"unknown setting {key!r} (did you mean {prefix}{near[0].upper()}?)",
+            field=f"{name} (environment)",
+        )
 
 
 @dataclass
@@ -144,7 +239,8 @@ class ConfigLayers:
 
     def error(self, loc: str, problem: str) -> ConfigError:
         """A ConfigError naming the flag, variable or file field that set ``loc`` (or the
-        nearest enclosing field that one of them set)."""
+        nearest enclosing field that one of them set, or the one variable or flag below it
+        when the file does not hold it: ``EMPATHOS_ROLES__JUGE__MODEL`` for ``roles.juge``)."""
         prefixes = [loc]
         while "." in prefixes[-1]:
             prefixes.append(prefixes[-1].rsplit(".", 1)[0])
@@ -153,16 +249,51 @@ class ConfigLayers:
                 return ConfigError(problem, field=self.flag_names.get(key) or flag_name(key))
             if key in self.env_names:
                 return ConfigError(problem, field=f"{self.env_names[key]} (environment)")
+        if loc and not _holds(self.file_data, loc):
+            below = sorted(k for k in self.flag_keys if k.startswith(loc + "."))
+            if below:
+                return ConfigError(
+                    problem, field=self.flag_names.get(below[0]) or flag_name(below[0])
+                )
+            env = sorted(v for k, v in self.env_names.items() if k.startswith(loc + "."))
+            if env:
+                return ConfigError(problem, field=f"{env[0]} (environment)")
         return ConfigError(problem, file=self.file, field=loc or None)
 
     def validate(self, schema: type[M], data: Mapping[str, Any] | None = None) -> M:
-        """The schema validated from the merged data (or ``data``), errors named by source."""
+        """The schema validated from the merged data (or ``data``), errors named by source:
+        a misspelled key first (with the closest valid key), then pydantic's first error,
+        without its "Value error," prefix."""
+        data = self.data if data is None else data
+        unknown = unknown_key(schema, data)
+        if unknown is not None:
+            raise self.error(*unknown)
         try:
-            return schema.model_validate(self.data if data is None else data)
+            return schema.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
+            first = exc.errors(include_url=False)[0]
             loc = ".".join(str(x) for x in first["loc"] if not isinstance(x, int))
-            raise self.error(loc, first["msg"]) from None
+            raise self.error(loc, _message(first)) from None
+
+
+def _holds(tree: Mapping[str, Any], dotted: str) -> bool:
+    node: Any = tree
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    """pydantic's message without its library prefixes; a number that is not finite says so."""
+    msg = str(error["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    value = error.get("input")
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"must be a finite number, got {value}"
+    return msg
 
 
 def load_layers(

@@ -276,8 +276,9 @@ def test_sigterm_stops_the_server_within_seconds_even_mid_generation() -> None:
         worker = threading.Thread(
             target=lambda: _ignore(httpx.post, url + "/chat/completions", json=endless, timeout=60)
         )
+        before = _cpu_s(proc.pid)
         worker.start()
-        time.sleep(3.0)  # generating by now
+        _wait_generating(proc.pid, before, worker)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
@@ -340,6 +341,23 @@ def test_json_object_with_a_system_prompt_is_an_object_that_stops_when_closed(
     assert isinstance(value, dict) and value, choice.message.content  # an object, not empty
     assert choice.finish_reason == "stop"  # the model closed it, well within 64 tokens
     assert reply.usage is not None and 2 < reply.usage.completion_tokens < 64
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` has used (Linux's /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_generating(pid: int, before: float, request: threading.Thread) -> None:
+    """Wait until the server has spent a second of CPU on the request while it is still
+    unanswered: an idle server (its model loaded before it listens) spends none, so it is
+    generating; a fixed sleep only assumed so, however loaded the machine."""
+    deadline = time.monotonic() + 120
+    while _cpu_s(pid) - before < 1.0:
+        assert time.monotonic() < deadline, "the server never started generating"
+        time.sleep(0.05)
+    assert request.is_alive(), "the request was answered before the signal: not mid-generation"
 
 
 def _ignore(fn: Any, *args: Any, **kwargs: Any) -> None:

@@ -118,3 +118,11 @@ def judge_deep(request: ChatRequest) -> Reply:
         keys = ("C.1", "C.2", "C.3", "A.1", "A.2", "A.3", "P.1", "P.2", "P.3")
         return {k: {"level": 2, "evidence": "e", "reasoning": "r"} for k in keys}
     return auto_reply(request)
+
+
+def judge_slow_but_sourdough(request: ChatRequest) -> Reply:
+    """A judge that answers the sourdough case at once and every other case 2 s late (a
+    re-judging interrupted after its first record is part-way through the second)."""
+    if not any(SECRET_WORD in m.content.lower() for m in request.messages):
+        time.sleep(2.0)
+    return auto_reply(request)

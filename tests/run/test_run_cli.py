@@ -198,7 +198,8 @@ def test_bad_config_is_one_line_without_traceback(tmp_path: Path) -> None:
     done = empathos("run", "--config", config, "--out", tmp_path / "out", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        f"error: {config}: roles.judge.temprature: Extra inputs are not permitted"
+        f"error: {config}: roles.judge.temprature: unknown key 'temprature' "
+        "(did you mean 'temperature'?)"
     )
     assert not (tmp_path / "out").exists()
 

@@ -105,13 +105,50 @@ def _print_agreement(stats: dict[str, Any], judges: tuple[str, str], out: Consol
     )
 
 
+def _first_failure(out: Path) -> str | None:
+    """The reason of the first failed judge call among ``out``'s records (an evaluation left
+    unscored says only how many were; its reason names the endpoint's error)."""
+    records, _ = load_records([out / "records"])
+    for item in records:
+        for ev in item.record.evaluations:
+            if not ev.scored and ev.unscored_reason:
+                return ev.unscored_reason
+        for call in item.record.model_calls:
+            if call.error:
+                return call.error
+    return None
+
+
+def _report(prepared: Any, run: Path, out: Path, outcome: Any, err: Console) -> int:
+    """Usage, then the agreement with the original judge, or the run's FAILED advice."""
+    from empathos.cli.run import failed_guidance
+    from empathos.run.session import usage_of
+
+    err.print(usage_line(usage_of(prepared)), markup=False)
+    if outcome.failed:
+        first = _first_failure(out)
+        if first:
+            err.print(f"first failed judge call: {first}", markup=False)
+        failed_guidance(out, outcome, err, what="rejudge", done="re-judged")
+        return 3
+    new, _ = load_records([out / "records"])
+    by_id = {x.path.stem: x.record for x in new}
+    pairs = [(o.record, by_id[k]) for k, o in sorted(prepared.originals.items()) if k in by_id]
+    if pairs:
+        judges = (pairs[0][0].roles.get("judge", "?"), prepared.judge.model)
+        _print_agreement(agreement(pairs), judges, Console(highlight=False, soft_wrap=True))
+    err.print(f"records: {out}/records (score with: empathos score {run} {out})", markup=False)
+    return 1 if outcome.errors or outcome.crashed or prepared.unreadable else 0
+
+
 def _rejudge(
     run: Path, out: Path, judge_args: tuple[Path | None, str | None, str | None, str | None],
     scenarios: list[str], keep_p0: bool, concurrency: int, force: bool,
 ) -> int:  # fmt: skip
+    from empathos.cli.run import sigterm_as_sigint
     from empathos.run.progress import RunProgress
     from empathos.run.rejudge_run import execute_rejudge, prepare_rejudge
-    from empathos.run.session import close_session, usage_of
+    from empathos.run.session import close_session
 
     config, model, base_url, key_env = judge_args
     flags = {"judge_model": model, "judge_base_url": base_url, "judge_api_key_env": key_env}
@@ -130,26 +167,23 @@ def _rejudge(
         markup=False,
     )
     status: Any = "failed"
-    try:
-        with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
-            outcome = asyncio.run(execute_rejudge(prepared, progress))
-        status = "completed"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        close_session(prepared, prepared.outcome, status)
-    err.print(usage_line(usage_of(prepared)), markup=False)
-    new, _ = load_records([out / "records"])
-    by_id = {x.path.stem: x.record for x in new}
-    pairs = [(o.record, by_id[k]) for k, o in sorted(prepared.originals.items()) if k in by_id]
-    if pairs:
-        judges = (pairs[0][0].roles.get("judge", "?"), prepared.judge.model)
-        _print_agreement(agreement(pairs), judges, Console(highlight=False, soft_wrap=True))
-    err.print(f"records: {out}/records (score with: empathos score {run} {out})", markup=False)
-    if outcome.failed:
-        return 3
-    return 1 if outcome.errors or outcome.crashed or prepared.unreadable else 0
+    with sigterm_as_sigint() as terminated:
+        try:
+            with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
+                outcome = asyncio.run(execute_rejudge(prepared, progress))
+            status = "completed"
+        except (KeyboardInterrupt, asyncio.CancelledError):  # CancelledError: see sigterm_as_sigint
+            status = "interrupted"
+            how = "SIGTERM" if terminated[0] else "Ctrl-C"
+            err.print(
+                f"interrupted ({how}): {len(prepared.outcome.rows)} dialogue(s) re-judged in "
+                f"this session are kept in {out}; run the same command to resume",
+                markup=False,
+            )
+            raise typer.Exit(143 if terminated[0] else 130) from None
+        finally:
+            close_session(prepared, prepared.outcome, status)
+    return _report(prepared, run, out, outcome, err)
 
 
 def register(app: typer.Typer) -> None:

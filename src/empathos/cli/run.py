@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     from empathos.run.runner import RunOutcome
     from empathos.run.session import PreparedRun
 
-__all__ = ["register", "run_cmd"]
+__all__ = ["failed_guidance", "register", "run_cmd", "sigterm_as_sigint"]
 
 _TABLE_WIDTH = 200
+# The reason of a dialogue refused at its start (empathos.epm.start_problem).
+_DEGENERATE = "degenerate starting point"
 
 
 def _header(prepared: PreparedRun, err: Console) -> None:
@@ -84,12 +86,14 @@ def _header(prepared: PreparedRun, err: Console) -> None:
         )
 
 
-def _failed(prepared: PreparedRun, outcome: RunOutcome, err: Console) -> None:
+def failed_guidance(
+    out: Path | None, outcome: RunOutcome, err: Console, what: str = "run", done: str = "scored"
+) -> None:
+    """The advice a failed session prints (``what`` FAILED: why; nothing was ``done``)."""
     from empathos.run.session import failure_reason
 
-    out = prepared.config.out
     err.print(
-        f"run FAILED: {failure_reason(outcome)}; nothing was scored.",
+        f"{what} FAILED: {failure_reason(outcome)}; nothing was {done}.",
         markup=False,
         highlight=False,
         soft_wrap=True,
@@ -104,7 +108,20 @@ def _failed(prepared: PreparedRun, outcome: RunOutcome, err: Console) -> None:
             highlight=False,
             soft_wrap=True,
         )
-    if len(outcome.crashed) < outcome.attempted:
+    errors = [row.reason or "" for row in outcome.rows if row.status == "error"]
+    degenerate = bool(errors) and not outcome.crashed and all(_DEGENERATE in r for r in errors)
+    if degenerate:
+        err.print(
+            "  every dialogue was refused at its start: the judge's IEDR ratings gave a "
+            "degenerate P_0 (no deficit for the dialogue to repair; the reasons are above). "
+            "The judge is too weak to rate the scenarios (the bundled 135M model rates them "
+            "all 0): point the judge at a capable model (--roles-model/--roles-base-url, or "
+            "roles.judge in --config), or use scenarios with a stored P_0 (docs/epm.md).",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif len(outcome.crashed) < outcome.attempted:
         err.print(
             "  errors come from the model calls: check each role's base_url, model and key "
             f"(the reasons are above and in {out}/records).",
@@ -112,6 +129,8 @@ def _failed(prepared: PreparedRun, outcome: RunOutcome, err: Console) -> None:
             highlight=False,
             soft_wrap=True,
         )
+    if degenerate:  # the same judge would refuse them again
+        return
     err.print(
         "  then run the same command again: failed dialogues are retried.",
         markup=False,
@@ -150,14 +169,14 @@ def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
     if board and warning and not prepared.config.offline_default:
         err.print(f"NOT MEANINGFUL: {warning}.", markup=False, highlight=False, soft_wrap=True)
     if outcome.failed:
-        _failed(prepared, outcome, err)
+        failed_guidance(out, outcome, err)
         return 3
     err.print(f"pictures: empathos report {out} --out {out}/report", markup=False, soft_wrap=True)
     return 1 if errors or outcome.crashed or prepared.invalid_selected else 0
 
 
 @contextmanager
-def _sigterm_as_sigint() -> Iterator[list[bool]]:
+def sigterm_as_sigint() -> Iterator[list[bool]]:
     """While inside, SIGTERM does what Ctrl-C does (the run stops cleanly: finished dialogues
     kept, the session marked interrupted); the flag it yields says whether one came."""
     came = [False]
@@ -167,8 +186,18 @@ def _sigterm_as_sigint() -> Iterator[list[bool]]:
         handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is in flight
         if callable(handler):
             handler(signal.SIGINT, frame)
-        else:
-            raise KeyboardInterrupt
+            return
+        # SIGINT inherited as ignored (a background job): asyncio installed no handler of its
+        # own. A KeyboardInterrupt raised here would end the task that happens to run with it
+        # ("Task exception was never retrieved" and a traceback); instead every task is
+        # cancelled: the dialogue running now ends at its next wait, the others never start,
+        # and asyncio.run raises CancelledError, which the command treats as the interrupt.
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise KeyboardInterrupt from None
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
 
     try:
         before = signal.signal(signal.SIGTERM, on_term)
@@ -189,7 +218,7 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
 
     err = Console(stderr=True)
     config = load_run_config(config_path, cli)
-    with _sigterm_as_sigint() as terminated:
+    with sigterm_as_sigint() as terminated:
         prepared = prepare_run(config, force=force)
         _header(prepared, err)
         outcome = None
@@ -200,7 +229,7 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
             with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
                 outcome = asyncio.run(execute(prepared, progress))
             status = "completed"
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, asyncio.CancelledError):
             status = "interrupted"
             signal_name = "SIGTERM" if terminated[0] else "Ctrl-C"
             err.print(

@@ -31,7 +31,7 @@ _OFFLINE_MAX_TOKENS = {"distiller": 8, "judge": 6}
 class DistillRoles(BaseModel):
     """The endpoints ``empathos distill`` uses."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     distiller: RoleEndpoint | None = Field(None, description="Extracts and writes scenarios.")
     judge: RoleEndpoint | None = Field(
@@ -42,7 +42,7 @@ class DistillRoles(BaseModel):
 class DistillConfig(BaseModel):
     """Everything a distill batch runs with."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     roles: DistillRoles = Field(default_factory=DistillRoles, description="Endpoints.")
     concurrency: int = Field(4, ge=1, le=1024, description="Model calls in flight at once.")

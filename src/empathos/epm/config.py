@@ -20,7 +20,7 @@ class EPMConfig(BaseModel):
     ``EPMConfig.preset("paper")`` follows the paper's appendix.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     name: PresetName = Field(default="reference", description="Preset this config started from.")
     alpha: float = Field(

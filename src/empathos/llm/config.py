@@ -55,7 +55,7 @@ def local_model_id(path: object) -> str:
 class RetryConfig(BaseModel):
     """A bounded retry policy: exponential backoff with jitter, honouring Retry-After."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     max_attempts: int = Field(
         4, ge=1, le=20, description="Total attempts per call, the first one included."
@@ -75,7 +75,7 @@ class RetryConfig(BaseModel):
 class StructuredConfig(BaseModel):
     """How structured output (a pydantic model, a tool call) is asked for and checked."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     json_schema: Literal["on", "off", "auto"] = Field(
         "auto",
@@ -98,7 +98,7 @@ class StructuredConfig(BaseModel):
 class ModelPrice(BaseModel):
     """What a model's tokens cost, in US dollars per million tokens."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     input: float = Field(ge=0.0, description="USD per million prompt tokens (not cached).")
     cached_input: float | None = Field(
@@ -150,7 +150,9 @@ class EndpointConfig(BaseModel):
     """One role's model endpoint: backend kind, address, sampling, limits, prices, cache."""
 
     # hide_input_in_errors: a rejected base_url may hold a password; errors never quote it.
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, hide_input_in_errors=True, allow_inf_nan=False
+    )
 
     kind: Literal["openai", "offline", "scripted", "local"] = Field(
         "openai",

@@ -19,7 +19,7 @@ __all__ = ["PPOLossConfig", "ppo_clip_loss"]
 class PPOLossConfig(BaseModel):
     """Coefficients of the clipped surrogate (defaults: the authors' runs)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     clip_low: float = Field(0.2, ge=0.0, lt=1.0, description="Ratio clipped below at 1 - this")
     clip_high: float = Field(0.28, ge=0.0, description="Ratio clipped above at 1 + this")

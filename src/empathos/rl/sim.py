@@ -96,7 +96,7 @@ _IEDR_AXIS = np.array([EMPATHY_RUBRIC.axis_index(ind.axis) for ind in EMPATHY_RU
 class SimConfig(BaseModel):
     """Parameters of the simulated environment (fixed before any comparison is read)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     min_turns: int = Field(8, ge=1, description="No success or failure before this turn")
     max_turns: int = Field(20, ge=1, description="Timeout turn")

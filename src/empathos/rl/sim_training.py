@@ -51,7 +51,7 @@ _SUCCESS = np.array([0] + [int(k.is_success) for k in TERMINATION_CODES], dtype=
 class TrainConfig(BaseModel):
     """One training run on the simulation (the rollout budget is steps x scenarios x n)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     estimator: str = Field("mapo_dialogue", description="Registered advantage estimator name")
     steps: int = Field(60, ge=1, description="Policy updates (rollout batches)")

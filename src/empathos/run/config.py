@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from empathos.errors import ConfigError
-from empathos.layered_config import ConfigLayers, load_layers
+from empathos.layered_config import ConfigLayers, closest, load_layers
 from empathos.llm.config import ModelPrice, local_model_id
 from empathos.llm.offline import OFFLINE_MODEL_ID
 from empathos.llm.roles import RoleEndpoint
@@ -74,7 +74,7 @@ _FLAGS = {
 class RolesConfig(BaseModel):
     """The endpoint of every role; None means the role is not configured."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     user: RoleEndpoint | None = Field(None, description="The simulated user (user agent).")
     director: RoleEndpoint | None = Field(None, description="The director (story pacing).")
@@ -98,7 +98,7 @@ class RolesConfig(BaseModel):
 class RunConfig(BaseModel):
     """Everything that defines a run. Fields left None get their value in :meth:`resolved`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     roles: RolesConfig | None = Field(
         None, description="Per-role endpoints. None: every role on the bundled offline model."
@@ -344,9 +344,9 @@ def _check_roles(layers: ConfigLayers) -> None:
     known = RolesConfig.model_fields
     for key in roles:
         if key not in known:
-            raise layers.error(
-                f"roles.{key}", f"unknown role {key!r}; the roles are {', '.join(known)}"
-            )
+            near = closest(str(key), known)
+            hint = f"did you mean {near!r}?" if near else f"the roles are {', '.join(known)}"
+            raise layers.error(f"roles.{key}", f"unknown role {key!r} ({hint})")
     if "roles" in layers.file_data:
         for role in REQUIRED_ROLES:
             if role not in roles:

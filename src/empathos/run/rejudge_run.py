@@ -17,6 +17,7 @@ from pathlib import Path
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, RecordError
 from empathos.llm import ModelClient, ResponseCache, build_model
+from empathos.llm.offline import OFFLINE_MODEL_ID
 from empathos.llm.roles import RoleEndpoint, load_handler
 from empathos.prompts import load_template
 from empathos.records import DialogueRecord, LoadedRecord, crash_record, load_records
@@ -38,9 +39,10 @@ from empathos.run.rejudge import Source, rejudge_record
 from empathos.run.rundir import DialogueKey, RunDir, open_run_dir
 from empathos.run.runner import Job, Plan, RunOutcome, run_jobs
 from empathos.sandbox.agents import JudgeAgent
+from empathos.sandbox.events import TurnEvent
 from empathos.scenarios import Scenario, load_scenarios
 
-__all__ = ["PreparedRejudge", "execute_rejudge", "prepare_rejudge"]
+__all__ = ["PreparedRejudge", "execute_rejudge", "prepare_rejudge", "rejudge_judge"]
 
 
 @dataclass
@@ -155,6 +157,84 @@ def _manifest(
     )
 
 
+def rejudge_judge(judge: RoleEndpoint | None, base: RoleEndpoint) -> RoleEndpoint:
+    """The judge to re-rate with: ``judge`` as given, the run's own when None; a judge named
+    by its model id alone (no endpoint: no base URL, no kind) is asked at the run's own judge
+    endpoint (its URL, key variable, limits and sampling), refused when the run's judge is no
+    HTTP endpoint (never the bundled 135M model recorded under another name)."""
+    if judge is None:
+        return base
+    if judge.kind != "offline" or judge.model == OFFLINE_MODEL_ID:
+        return judge
+    if base.kind != "openai":
+        raise ConfigError(
+            f"judge {judge.model!r} names no endpoint and the run's own judge "
+            f"({base.model}, kind {base.kind}) has none to ask it at; give its endpoint with "
+            "--judge-base-url (or judge: base_url in --config)",
+            field="--judge-model",
+        )
+    update: dict[str, object] = {"model": judge.model, "price": None, "name": None}
+    if judge.api_key_env is not None:
+        update["api_key_env"] = judge.api_key_env
+    return base.model_copy(update=update)
+
+
+def _check_out(out: Path, source: Path) -> None:
+    """``out`` may only be new, empty, or a re-judging of ``source`` (which ``--force`` may
+    start over): never another run, whose records starting over would delete."""
+    if out.resolve() == source.resolve():
+        raise ConfigError("is the run being re-judged; choose another --out", field="--out")
+    old = read_manifest(out) if out.is_dir() else None
+    if old is None:
+        return
+    if old.rejudge is None:
+        raise ConfigError(
+            "is a run directory (made by empathos run), not a re-judging: its records are "
+            "never touched; choose another --out",
+            file=out,
+            field="--out",
+        )
+    if Path(old.rejudge.source).resolve() != source.resolve():
+        raise ConfigError(
+            f"holds a re-judging of another run ({old.rejudge.source}), not of {source}; "
+            "choose another --out",
+            file=out,
+            field="--out",
+        )
+
+
+def _damage(record: DialogueRecord) -> str | None:
+    """Why a stored dialogue cannot be re-judged (turns missing, evaluations that do not
+    match its turns), else None: re-judging it would score a dialogue that is not there."""
+    n = len(record.turns)
+    if record.total_turns > n:
+        return f"holds {n} of the {record.total_turns} turn(s) it ran (turns missing)"
+    cfg = record.epm_config or EPMConfig()
+    due = {t for t in range(1, n + 1) if t % cfg.eval_every == 0 or t >= cfg.max_turns}
+    wrong = [e.turn for e in record.evaluations if e.turn not in due]
+    turns = [e.turn for e in record.evaluations]
+    if wrong or turns != sorted(set(turns)):
+        shown = ", ".join(map(str, (wrong or turns)[:5]))
+        return (
+            f"its evaluations (at turn(s) {shown}) do not match its {n} turn(s) "
+            f"(an evaluation every {cfg.eval_every} turns)"
+        )
+    return None
+
+
+def _sound(loaded: Sequence[LoadedRecord]) -> tuple[list[LoadedRecord], list[RecordError]]:
+    """The records that can be re-judged, and one error naming each damaged one."""
+    good: list[LoadedRecord] = []
+    damaged: list[RecordError] = []
+    for item in loaded:
+        problem = _damage(item.record)
+        if problem is None:
+            good.append(item)
+        else:
+            damaged.append(RecordError(f"damaged, not re-judged: {problem}", file=item.path))
+    return good, damaged
+
+
 def prepare_rejudge(
     source: Path,
     out: Path,
@@ -170,22 +250,24 @@ def prepare_rejudge(
     base = read_manifest(source)
     if base is None:
         raise ConfigError("is not a run directory (no manifest.json)", file=source, field="RUN")
-    judge = judge or base.config.role("judge")
+    judge = rejudge_judge(judge, base.config.role("judge"))
     price = base.config.prices.get(judge.model)
     if price is not None and judge.price is None:  # the run's price table prices it too
         judge = judge.model_copy(update={"price": price})
     handler = load_handler(judge.handler, "judge") if judge.handler else None
-    loaded, unreadable = load_records([source / "records"])
+    everything, unreadable = load_records([source / "records"])
+    loaded, damaged = _sound(everything)
+    unreadable += damaged
     originals = {_key(x).id: x for x in loaded}
     if not originals:
-        raise ConfigError("holds no dialogue records", file=source / "records", field="RUN")
+        what = "no dialogue record that can be re-judged" if everything else "no dialogue records"
+        raise ConfigError(f"holds {what}", file=source / "records", field="RUN")
     sources: list[str | Path] = list(scenarios) or [base.config.scenarios]
     needed: dict[str, set[str]] = {}
     for x in loaded:
         needed.setdefault(x.record.scenario_id, set()).add(x.record.scenario_hash or "")
     found = _scenarios(sources, needed)
-    if out.resolve() == source.resolve():
-        raise ConfigError("is the run being re-judged; choose another --out", field="--out")
+    _check_out(out, source)
     fp = _fingerprint(source, judge, keep_p0)
     run_dir = open_run_dir(out, fp, force=force)
     try:
@@ -206,6 +288,21 @@ def prepare_rejudge(
     )  # fmt: skip
 
 
+def _event(record: DialogueRecord) -> TurnEvent:
+    """What a re-judged dialogue adds to the progress bar: its turns, the judge's tokens."""
+    calls = record.model_calls
+    return TurnEvent(
+        scenario_id=record.scenario_id,
+        turn=record.total_turns,
+        done=True,
+        termination=record.termination.kind,
+        n_calls=len(calls),
+        input_tokens=sum(c.prompt_tokens or 0 for c in calls),
+        output_tokens=sum(c.completion_tokens or 0 for c in calls),
+        cost_usd=sum(c.cost_usd or 0.0 for c in calls),
+    )
+
+
 async def execute_rejudge(prepared: PreparedRejudge, progress: RunProgress) -> RunOutcome:
     """Re-judge the pending dialogues; close the judge's client whatever happens."""
     agent = JudgeAgent(prepared.client)
@@ -214,9 +311,11 @@ async def execute_rejudge(prepared: PreparedRejudge, progress: RunProgress) -> R
     async def one(job: Job) -> DialogueRecord:
         assert isinstance(job.scenario, Source)
         scenario = prepared.scenarios[job.scenario.record.scenario_id]
-        return await rejudge_record(
+        record = await rejudge_record(
             job.scenario, scenario, agent, judge_name, keep_p0=prepared.keep_p0
         )
+        progress.observer(job.key)(_event(record))
+        return record
 
     def crashed(job: Job, exc: Exception) -> DialogueRecord:
         assert isinstance(job.scenario, Source)

@@ -26,6 +26,7 @@ from empathos.run.manifest import (
     RunUsage,
     ScenarioInfo,
     Session,
+    digest,
     fingerprint_parts,
     git_commit,
     package_versions,
@@ -155,6 +156,25 @@ def _prompts(config: RunConfig, languages: list[str]) -> list[PromptInfo]:
     return out
 
 
+def _templates(prompts: Sequence[PromptInfo]) -> str:
+    """The fingerprint part of the sandbox roles' templates (id and version of each; the model
+    under test's is the ``system_prompt`` part): a resume after a template changed is refused,
+    naming ``templates``, rather than mixing versions in one run."""
+    return digest(sorted(f"{p.role}:{p.language}:{p.id}@{p.version}" for p in prompts
+                         if p.role != "model_under_test"))  # fmt: skip
+
+
+def _to_check(fingerprint: dict[str, str], out: Path) -> dict[str, str]:
+    """The fingerprint ``out`` is checked against: a run directory made before the templates
+    were fingerprinted is checked against the versions its manifest lists instead."""
+    old = read_manifest(out) if out.is_dir() else None
+    if old is None or "templates" in old.fingerprint:
+        return fingerprint
+    if _templates(old.prompts) != fingerprint.get("templates"):
+        return fingerprint  # refused: "differs in: templates"
+    return {k: v for k, v in fingerprint.items() if k != "templates"}
+
+
 def sandbox_config(config: RunConfig) -> SandboxConfig:
     """The sandbox settings of every dialogue of the run."""
     return SandboxConfig(
@@ -247,7 +267,10 @@ def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
         prompt_version = ";".join(
             f"{p.language}:{p.id}@{p.version}" for p in prompts if p.role == "model_under_test"
         )
-        fingerprint = fingerprint_parts(config, prompt_version)
+        fingerprint = {
+            **fingerprint_parts(config, prompt_version),
+            "templates": _templates(prompts),
+        }
         scenarios, infos = ours, _scenario_infos(ours)
     else:
         cases = empa_release.select_cases(config, release)
@@ -256,7 +279,7 @@ def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
         infos, prompts = empa_release.manifest_parts(config, release, cases)
     assert config.out is not None
     out = Path(config.out)
-    run_dir = open_run_dir(out, fingerprint, force=force)
+    run_dir = open_run_dir(out, _to_check(fingerprint, out), force=force)
     try:
         unreadable = run_dir.reconcile()
         plan = plan_jobs(scenarios, config.trials, run_dir, retry_errors=config.retry_errors)

@@ -25,7 +25,7 @@ class SandboxConfig(BaseModel):
     into every record so the dialogue can be re-scored.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     preset: PresetName = Field(default="reference", description="EPM preset: reference or paper.")
     alpha: float | None = Field(default=None, gt=0, description="Override of the EPM alpha.")

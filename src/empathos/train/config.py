@@ -36,7 +36,7 @@ RewardName = Literal["distance", "delta_e", "potential"]
 class LoraConfig(BaseModel):
     """A LoRA adapter to train (peft)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     r: int = Field(16, ge=1, description="Rank.")
     alpha: int = Field(32, ge=1, description="Scale numerator (lora_alpha).")
@@ -50,7 +50,7 @@ class LoraConfig(BaseModel):
 class PolicyConfig(BaseModel):
     """The model being trained."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     path: str | None = Field(
         None, description="Hugging Face causal LM directory; None: the bundled SmolLM2-135M."
@@ -66,7 +66,7 @@ class PolicyConfig(BaseModel):
 class RolloutSettings(BaseModel):
     """How rollouts are sampled and what the sandbox looks like."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     scenarios_per_step: int = Field(16, ge=1, description="Scenarios (groups) per step.")
     rollouts_per_scenario: int = Field(4, ge=1, description="G: dialogues per scenario.")
@@ -85,7 +85,7 @@ class RolloutSettings(BaseModel):
 class EvalSettings(BaseModel):
     """Held-out evaluation: same sandbox, other scenarios, fixed sampling seed."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     every: int = Field(10, ge=1, description="Evaluate every N steps (and before step 1, at end).")
     cases: list[str] | None = Field(
@@ -101,7 +101,7 @@ class EvalSettings(BaseModel):
 class TrainConfig(BaseModel):
     """Everything that defines a training run (recorded in the run directory)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     out: Path = Field(Path("runs/train"), description="Run directory.")
     seed: int = Field(0, description="Seed of data order, sampling and initialisation.")

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from empathos.layered_config import ConfigLayers, load_layers
+from empathos.layered_config import ConfigLayers, closest, load_layers
 from empathos.llm.roles import RoleEndpoint
 
 __all__ = ["ValidateConfig", "load_judge", "load_validate_config"]
@@ -29,7 +29,7 @@ _SECTIONS = ("judge", "judge_b")
 class ValidateConfig(BaseModel):
     """The judges ``empathos validate`` re-rates with."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     judge: RoleEndpoint = Field(
         default_factory=lambda: RoleEndpoint(kind="offline", max_tokens=OFFLINE_MAX_TOKENS),
@@ -84,7 +84,9 @@ def _layers(
     )
     unknown = sorted(set(layers.data) - set(_SECTIONS))
     if unknown:
-        raise layers.error(unknown[0], f"unknown key {unknown[0]!r} (use judge:, judge_b:)")
+        near = closest(unknown[0], _SECTIONS)
+        hint = f"did you mean {near!r}?" if near else "use judge:, judge_b:"
+        raise layers.error(unknown[0], f"unknown key {unknown[0]!r} ({hint})")
     return layers
 
 

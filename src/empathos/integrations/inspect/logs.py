@@ -9,6 +9,8 @@ prints for them are the task's metrics (docs/inspect.md).
 
 from __future__ import annotations
 
+import json
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +20,7 @@ from inspect_ai.log import read_eval_log
 from empathos.epm import TerminationKind
 from empathos.errors import RecordError
 from empathos.integrations.inspect.transcript import stored_record
-from empathos.records import DialogueRecord, write_record
+from empathos.records import DialogueRecord, read_record, write_record
 
 __all__ = ["TASK_NAMES", "ImportSummary", "LogRecords", "import_logs", "read_log"]
 
@@ -40,20 +42,51 @@ class ImportSummary:
     """What :func:`import_logs` wrote."""
 
     written: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)
+    replaced: list[Path] = field(default_factory=list)
     errors: int = 0
     missing: list[str] = field(default_factory=list)
 
 
+def _not_a_log(path: Path) -> str | None:
+    """What is wrong with a path that cannot be an Inspect log, in a few words (None: it
+    may be one; Inspect's reader decides)."""
+    if path.is_dir():
+        return f"is a directory; name its log files ({path}/*.eval)"
+    if not path.is_file():
+        return "no such file"
+    if path.stat().st_size == 0:
+        return "is empty, not an Inspect log"
+    if path.suffix == ".eval":
+        return None if zipfile.is_zipfile(path) else "not an Inspect .eval log (not a zip archive)"
+    try:
+        data = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError):
+        return "not an Inspect log (neither a .eval archive nor JSON)"
+    if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
+        return "JSON, but not an Inspect log (no 'eval' section)"
+    return None
+
+
+def _first_line(exc: Exception) -> str:
+    """An exception of Inspect's reader in one line: its first line, whole words only."""
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    if len(text) > 160:
+        text = text[:160].rsplit(" ", 1)[0] + " ..."
+    more = f" (and {len(lines) - 1} more line(s))" if len(lines) > 1 else ""
+    return f"{type(exc).__name__}: {text}{more}"
+
+
 def read_log(path: Path) -> LogRecords:
     """The records of one Inspect log (``.eval`` or ``.json``) of the ``empa`` task."""
-    if not path.is_file():
-        raise RecordError("no such file", file=path)
+    problem = _not_a_log(path)
+    if problem is not None:
+        raise RecordError(problem, file=path)
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # Inspect raises many kinds for a file that is not its log
-        raise RecordError(
-            f"not a readable Inspect log ({type(exc).__name__}: {str(exc)[:120]})", file=path
-        ) from None
+        raise RecordError(f"not a readable Inspect log ({_first_line(exc)})", file=path) from None
     if log.eval.task not in TASK_NAMES:
         raise RecordError(
             f"a log of the task {log.eval.task!r}, not of empathos/empa", file=path,
@@ -78,9 +111,43 @@ def _stem(record: DialogueRecord) -> str:
     return str(dialogue_id) if dialogue_id else f"{record.scenario_id}__t0"
 
 
-def import_logs(paths: Sequence[Path], out: Path) -> ImportSummary:
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise RecordError("is a file; --out names the directory the records go to", file=out,
+                          field="--out")  # fmt: skip
+
+
+def _keep(record: DialogueRecord, target: Path, update: bool, summary: ImportSummary) -> None:
+    """Write ``record`` to ``target``: a file holding the same record is kept (imported by an
+    earlier run of the command); one holding another is refused unless ``update``."""
+    if target.exists():
+        try:
+            same = read_record(target) == record
+        except RecordError:
+            same = False
+        if same:
+            summary.kept.append(target)
+            return
+        if not update:
+            raise RecordError(
+                "exists already and holds another record (the log was imported before and "
+                "has changed since); pass --update to replace it, or choose another --out",
+                file=target,
+            )
+        summary.replaced.append(target)
+    try:
+        summary.written.append(write_record(record, target))
+    except OSError as exc:
+        raise RecordError(f"cannot write ({exc.strerror or exc})", file=target) from None
+    summary.errors += record.termination.kind is TerminationKind.ERROR
+
+
+def import_logs(paths: Sequence[Path], out: Path, *, update: bool = False) -> ImportSummary:
     """Write the records of every log under ``out/<log name>/``; refuse two logs of the same
-    name (their records would mix) and a record file that exists already."""
+    name (their records would mix). Importing again keeps what was imported already (only new
+    samples are written); a record file that holds another record is refused, or replaced
+    with ``update``."""
+    _check_out(out)
     summary = ImportSummary()
     seen: dict[str, Path] = {}
     logs = [read_log(p) for p in paths]  # every log is checked before anything is written
@@ -89,11 +156,8 @@ def import_logs(paths: Sequence[Path], out: Path) -> ImportSummary:
         if name in seen:
             raise RecordError(f"two logs of the same name ({seen[name]})", file=log.path)
         seen[name] = log.path
+    for log in logs:
         for record in log.records:
-            target = out / name / f"{_stem(record)}.json"
-            if target.exists():
-                raise RecordError("exists already (choose another --out)", file=target)
-            summary.written.append(write_record(record, target))
-            summary.errors += record.termination.kind is TerminationKind.ERROR
+            _keep(record, out / log.path.stem / f"{_stem(record)}.json", update, summary)
         summary.missing.extend(log.missing)
     return summary

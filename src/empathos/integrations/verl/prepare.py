@@ -99,7 +99,10 @@ def write_dataset(
         import pyarrow.parquet as pq
     except ImportError:
         raise MissingExtraError(
-            "writing parquet needs pyarrow: pip install 'empathos[verl]'", field="pyarrow"
+            "writing parquet needs pyarrow, which verl's own environment holds: "
+            "bash scripts/install-verl.sh, then .venv-verl/bin/empathos verl prepare ... "
+            "(docs/verl.md; verl does not install into .venv)",
+            field="pyarrow",
         ) from None
     if not scenarios:
         raise ConfigError("no scenario to prepare", field="scenarios")
