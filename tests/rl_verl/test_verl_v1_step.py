@@ -129,3 +129,78 @@ def test_one_ppo_step_on_the_cpu_with_our_agent_loop_and_estimator(
             "response_length/mean")  # fmt: skip
     with capsys.disabled():
         print("\nCPU PPO step:", {k: round(float(metrics[k]), 6) for k in keys})
+
+
+def _calls_by_rollout(rollouts: Rollouts, policy: Any) -> list[list[Any]]:
+    return [d.calls for d in read_dialogues(rollouts, policy.tokenizer)]
+
+
+def test_the_outputs_carry_every_field_verls_own_agent_loops_set(
+    rollouts: Rollouts, policy: Any
+) -> None:
+    """Every ``AgentLoopOutput`` field set (as ``ToolAgentLoop`` sets each), the server's
+    per-call fields carried through: the weights' version of the first call and of the last,
+    any other key the server returned; the V1 worker's tags hold them as integers."""
+    from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
+
+    spans = 0
+    for output, calls, tag in zip(rollouts.outputs, _calls_by_rollout(rollouts, policy),
+                                  rollouts.v1.batch.tags, strict=True):  # fmt: skip
+        assert set(AgentLoopOutput.model_fields) <= output.model_fields_set
+        extra = output.extra_fields
+        first, last = calls[0].global_steps, calls[-1].global_steps
+        assert (extra["global_steps"], extra["min_global_steps"], extra["max_global_steps"]) == (
+            first, first, last)  # fmt: skip
+        assert extra["num_cached_tokens"] == 0, "a key of the server's own is kept"
+        assert extra["tool_rewards"] == [] and len(extra["turn_scores"]) == len(calls)
+        assert output.metrics.num_preempted == 0, "summed over the calls, not 'unknown' (-1)"
+        assert (tag["min_global_steps"], tag["max_global_steps"]) == (first, last)
+        assert tag["global_steps"] == rollouts.v1.global_steps
+        spans += last != first
+    assert spans, "a dialogue ran across a weight update (the server moves its version)"
+
+
+def test_one_v1_training_step_with_verls_own_per_step_code(
+    rollouts: Rollouts, policy: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verl's V1 worker stored the dialogues; ``PPOTrainer._compute_advantage`` and
+    ``_compute_metrics`` run on them as in ``PPOTrainer.step`` (before this issue the metrics
+    step raised a TypeError: ``min_global_steps`` was None), with the old log-probs (bypass
+    mode) before and ``ppo_loss`` and an optimiser step with the example's actor settings
+    between, as ``PPOTrainer._step_once`` orders them."""
+    import copy
+
+    from v1_step import local_transfer_queue, train_step
+
+    v1 = rollouts.v1
+    model = copy.deepcopy(policy.model).train()
+    model.requires_grad_(True)
+    before = model.lm_head.weight.detach().clone()
+    with local_transfer_queue(v1.kv):
+        metrics = train_step(rollouts.config, v1, model)
+    stored = v1.kv.kv_batch_get(v1.batch.keys, "train", ["advantages"])
+    length = max(len(o.response_ids) for o in rollouts.outputs)
+    dialogues = read_dialogues(rollouts, policy.tokenizer)
+    expected = _expected(dialogues, [str(k["uid"]) for k in rollouts.kwargs], length, None)
+    advantages = stored["advantages"].to_padded_tensor(padding=0.0, output_size=expected.shape)
+    torch.testing.assert_close(advantages, expected, rtol=0, atol=1e-5)
+    spans = [d.calls[-1].global_steps - d.calls[0].global_steps + 1 for d in dialogues]
+    assert metrics["training/off_policy/trajectory_spans/max"] == max(spans)
+    assert metrics["training/off_policy/trajectory_spans/mean"] == pytest.approx(np.mean(spans))
+    totals = [o.reward_score for o in rollouts.outputs]
+    assert metrics["critic/score/mean"] == pytest.approx(float(np.mean(totals)), abs=1e-5)
+    assert metrics["training/num_turns/mean"] == np.mean([o.num_turns for o in rollouts.outputs])
+    finite = {k: float(v) for k, v in metrics.items() if isinstance(v, int | float | np.number)}
+    assert all(math.isfinite(v) for v in finite.values()), finite
+    assert metrics["actor/grad_norm"] > 0
+    assert not torch.equal(before, model.lm_head.weight.detach()), "the step moved the policy"
+    keys = (
+        "critic/score/mean",
+        "critic/advantages/max",
+        "critic/advantages/min",
+        "actor/pg_loss",
+        "actor/grad_norm",
+        "training/off_policy/trajectory_spans/max",
+    )
+    with capsys.disabled():
+        print("\nV1 step:", {k: round(float(metrics[k]), 6) for k in keys})
