@@ -76,61 +76,6 @@ def test_verls_advantage_step_gives_empathos_rl_numbers_and_finite_metrics(
         assert metrics["critic/rewards/mean"] < metrics["critic/score/mean"], "KL was charged"
 
 
-def _response_logprobs(model: Any, outputs: list[Any], length: int) -> torch.Tensor:
-    """(B, length) log-probabilities of each response token under ``model`` (0 past the end)."""
-    rows = []
-    for output in outputs:
-        prompt, response = list(output.prompt_ids), list(output.response_ids)
-        ids = torch.tensor([prompt + response])
-        logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1].float()
-        logp = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(response)[:, None])[:, 0]
-        rows.append(torch.nn.functional.pad(logp, (0, length - len(response))))
-    return torch.stack(rows)
-
-
-def test_one_ppo_step_on_the_cpu_with_our_agent_loop_and_estimator(
-    rollouts: Rollouts, policy: Any, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The example's actor settings (clip 0.2 / 0.28, dual clip 10, token-mean, lr 1e-6,
-    weight decay 0.1, grad clip 1.0) with verl's policy loss on the agent loop's rollouts; the
-    old log-probs are the rollout's own (verl's bypass mode), one forward and backward pass."""
-    import copy
-
-    from verl.trainer.ppo.core_algos import get_policy_loss_fn
-    from verl.utils.config import omega_conf_to_dataclass
-
-    actor = omega_conf_to_dataclass(rollouts.config.actor_rollout_ref.actor)
-    model = copy.deepcopy(policy.model).train()
-    model.requires_grad_(True)
-    length = max(len(o.response_ids) for o in rollouts.outputs)
-    data = advantage_batch(rollouts.outputs, rollouts.kwargs)
-    mask = data.batch["response_mask"].bool()
-    old = torch.stack([torch.nn.functional.pad(torch.tensor(o.response_logprobs),
-                                               (0, length - len(o.response_ids)))
-                       for o in rollouts.outputs])  # fmt: skip
-    loss_fn = get_policy_loss_fn(actor.policy_loss.loss_mode)
-    optim = torch.optim.AdamW(model.parameters(), lr=actor.optim.lr,
-                              weight_decay=actor.optim.weight_decay)  # fmt: skip
-    before = model.lm_head.weight.detach().clone()
-    new = _response_logprobs(model, rollouts.outputs, length)
-    pg_loss, metrics = loss_fn(old_log_prob=old, log_prob=new, advantages=data.batch["advantages"],
-                               response_mask=mask, loss_agg_mode=actor.loss_agg_mode,
-                               config=actor)  # fmt: skip
-    pg_loss.backward()
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), actor.grad_clip)
-    optim.step()
-    metrics |= {"actor/pg_loss": pg_loss.item(), "actor/grad_norm": grad_norm.item()}
-    metrics |= data_metrics(rollouts.outputs, rollouts.kwargs, data)
-    assert all(math.isfinite(float(v)) for v in metrics.values()), metrics
-    assert metrics["actor/grad_norm"] > 0
-    assert not torch.equal(before, model.lm_head.weight.detach()), "the step moved the policy"
-    keys = ("critic/score/mean", "critic/advantages/max", "critic/advantages/min",
-            "actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/grad_norm",
-            "response_length/mean")  # fmt: skip
-    with capsys.disabled():
-        print("\nCPU PPO step:", {k: round(float(metrics[k]), 6) for k in keys})
-
-
 def _calls_by_rollout(rollouts: Rollouts, policy: Any) -> list[list[Any]]:
     return [d.calls for d in read_dialogues(rollouts, policy.tokenizer)]
 
