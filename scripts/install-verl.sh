@@ -13,3 +13,11 @@ pipq() { .venv-verl/bin/python -m pip --quiet --disable-pip-version-check "$@"; 
 # Python compiles the modules it imports, once.
 pipq install --no-deps --no-compile -r requirements-verl.lock
 pipq install --no-deps -e .
+# verl >= 0.9.1 (the agent loop needs AgentLoopBase.ct_merge_context_msg): one line if not.
+.venv-verl/bin/python -c 'import sys
+from empathos.errors import EmpathosError
+from empathos.integrations.verl.version import require_verl
+try:
+    require_verl()
+except EmpathosError as exc:
+    sys.exit(f"error: {exc}")'

@@ -14,7 +14,6 @@ from verl.trainer.ppo import core_algos
 
 from empathos.errors import ConfigError
 from empathos.integrations.verl.layout import PlacedTurn, encode_turns
-from empathos.rl import AdvantageConfig, TurnBatch, compute_advantages
 
 GEN = 3  # generation-prompt tokens before each reply (masked; the header is its last two)
 USER = 4  # user-line tokens after each reply but the last (masked)
@@ -54,26 +53,46 @@ def _scores(seed: int) -> list[list[float | None]]:
     return out
 
 
+ALPHA = {"mapo_dialogue": 0.5, "turn_only": 1.0, "batch_only": 0.0}
+
+
+def _z(values: list[float], eps: float = 1e-6) -> list[float]:
+    """(x - mean) / (population std + eps); all 0 for fewer than two values or no spread."""
+    x = np.array(values, dtype=np.float64)
+    if len(x) < 2 or x.max() == x.min():
+        return [0.0] * len(x)
+    return list((x - x.mean()) / (x.std() + eps))
+
+
+def _reference(
+    scores: list[list[float | None]], groups: list[int], gamma: float, alpha: float
+) -> dict[tuple[int, int], float]:
+    """MAPO by hand (MAPO_SPEC, unscored turns dropped), independent of empathos.rl: per-turn
+    rewards normalised over the batch; discounted returns normalised over the rollouts of the
+    same group that reached the same turn; mixed alpha : 1 - alpha. {(row, turn): advantage}."""
+    scored = [(b, k) for b, row in enumerate(scores) for k, v in enumerate(row) if v is not None]
+    ret = {}
+    for b, k in scored:
+        later = [(j, v) for j, v in enumerate(scores[b]) if j >= k and v is not None]
+        ret[(b, k)] = sum(gamma ** (j - k) * v for j, v in later)
+    wide = dict(zip(scored, _z([scores[b][k] for b, k in scored]), strict=True))
+    turn: dict[tuple[int, int], float] = {}
+    for key in {(groups[b], k) for b, k in scored}:
+        members = [(b, k) for b, k in scored if (groups[b], k) == key]
+        turn |= dict(zip(members, _z([ret[m] for m in members]), strict=True))
+    return {m: alpha * turn[m] + (1 - alpha) * wide[m] for m in scored}
+
+
 def _expected(
     name: str, scores: list[list[float | None]], gamma: float, uid: list[int] | None = None
 ) -> torch.Tensor:
-    """empathos.rl on the same turns, spread over each reply's tokens by a plain loop."""
-    t = max(len(x) for x in TURNS)
-    rewards = torch.full((len(TURNS), t), float("nan"), dtype=torch.float64)
-    turn_mask = torch.zeros((len(TURNS), t), dtype=torch.bool)
-    for b, row in enumerate(scores):
-        for k, value in enumerate(row):
-            turn_mask[b, k] = True
-            if value is not None:
-                rewards[b, k] = value
-    batch = TurnBatch(rewards=rewards, valid=turn_mask & torch.isfinite(rewards),
-                      turn_mask=turn_mask, uid=torch.tensor(uid or [0, 0, 1, 1, 2]))  # fmt: skip
-    result = compute_advantages(name, batch, AdvantageConfig(gamma=gamma))
+    """The hand-computed advantages spread over each scored reply's tokens."""
+    advantage = _reference(scores, uid or [0, 0, 1, 1, 2], gamma, ALPHA[name])
     out = torch.zeros((len(TURNS), LENGTH))
     for b, row_spans in enumerate(_layout(scores)[2]):
         for k, (start, end) in enumerate(row_spans):
-            if result.loss_mask[b, k]:
-                out[b, start:end] = float(result.advantages[b, k])
+            if (b, k) in advantage:
+                out[b, start:end] = float(advantage[(b, k)])
     return out
 
 
@@ -170,3 +189,62 @@ def test_a_fresh_verl_process_finds_our_estimators_and_agent_loop_through_the_pl
     lines = done.stdout.strip().splitlines()
     assert lines[-2] == str(["empathos_mapo_dialogue", "empathos_turn_only", "empathos_batch_only"])
     assert lines[-1] == "empathos.integrations.verl.agent_loop.EmpathyAgentLoop"
+
+
+def test_another_alpha_under_a_taken_name_is_refused_and_honoured_under_a_new_one() -> None:
+    from empathos.integrations.verl.estimator import register_estimators
+
+    with pytest.raises(ConfigError, match=r"already holds \w+ alpha 0\.5; register"):
+        register_estimators(alpha=1.0)
+    again = register_estimators()  # the same alpha again: the registered functions
+    assert again["mapo_dialogue"] is core_algos.get_adv_estimator_fn("mapo_dialogue")
+    register_estimators(alpha=1.0, names={"mapo_dialogue": "mapo_alpha_one_test"})
+    rewards, mask, _ = _layout(_scores(5))
+    one, turn_only = (core_algos.get_adv_estimator_fn(n)(
+        token_level_rewards=rewards, response_mask=mask, config=AlgoConfig(gamma=0.85),
+        index=UIDS)[0] for n in ("mapo_alpha_one_test", "mapo_turn_only"))  # fmt: skip
+    torch.testing.assert_close(one, turn_only, rtol=0, atol=1e-6)  # alpha 1: A_turn alone
+
+
+def test_a_new_estimator_of_empathos_rl_appears_in_verls_registry() -> None:
+    from empathos.integrations.verl.estimator import default_names, register_estimators
+    from empathos.rl import advantages
+
+    name = "zz_registry_probe"
+    advantages.register_estimator(name)(advantages.get_estimator("batch_only"))
+    try:
+        assert default_names()[name] == f"mapo_{name}"
+        register_estimators()
+        assert core_algos.get_adv_estimator_fn(f"mapo_{name}").__name__ == f"empathos_{name}"
+    finally:
+        advantages._REGISTRY.pop(name, None)
+        core_algos.ADV_ESTIMATOR_REGISTRY.pop(f"mapo_{name}", None)
+
+
+def test_verl_0_9_0_is_refused_in_one_line() -> None:
+    from empathos.errors import MissingExtraError
+    from empathos.integrations.verl.version import require_verl
+
+    with pytest.raises(MissingExtraError) as err:
+        require_verl("0.9.0")
+    assert "\n" not in str(err.value) and "verl>=0.9.1" in str(err.value)
+    require_verl("0.9.1")
+    require_verl()  # the installed one
+
+
+def test_the_estimator_refuses_a_response_mask_rewrite_naming_the_setting() -> None:
+    from verl.trainer.config import RolloutCorrectionConfig
+
+    fn = core_algos.get_adv_estimator_fn("mapo_dialogue")
+    scores = _scores(0)
+    rewards, mask, _ = _layout(scores)
+    for bypass in (False, True):
+        rc = RolloutCorrectionConfig(rollout_rs="token_k1", rollout_rs_threshold=2.0,
+                                     bypass_mode=bypass)  # fmt: skip
+        config = AlgoConfig(gamma=0.85, rollout_correction=rc)
+        if bypass:
+            adv, _ = fn(token_level_rewards=rewards, response_mask=mask, config=config, index=UIDS)
+            torch.testing.assert_close(adv, _expected("mapo_dialogue", scores, 0.85))
+        else:
+            with pytest.raises(ConfigError, match=r"algorithm\.rollout_correction\.rollout_rs"):
+                fn(token_level_rewards=rewards, response_mask=mask, config=config, index=UIDS)

@@ -76,56 +76,76 @@ def test_verls_advantage_step_gives_empathos_rl_numbers_and_finite_metrics(
         assert metrics["critic/rewards/mean"] < metrics["critic/score/mean"], "KL was charged"
 
 
-def _response_logprobs(model: Any, outputs: list[Any], length: int) -> torch.Tensor:
-    """(B, length) log-probabilities of each response token under ``model`` (0 past the end)."""
-    rows = []
-    for output in outputs:
-        prompt, response = list(output.prompt_ids), list(output.response_ids)
-        ids = torch.tensor([prompt + response])
-        logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1].float()
-        logp = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(response)[:, None])[:, 0]
-        rows.append(torch.nn.functional.pad(logp, (0, length - len(response))))
-    return torch.stack(rows)
+def _calls_by_rollout(rollouts: Rollouts, policy: Any) -> list[list[Any]]:
+    return [d.calls for d in read_dialogues(rollouts, policy.tokenizer)]
 
 
-def test_one_ppo_step_on_the_cpu_with_our_agent_loop_and_estimator(
+def test_the_outputs_carry_every_field_verls_own_agent_loops_set(
+    rollouts: Rollouts, policy: Any
+) -> None:
+    """Every ``AgentLoopOutput`` field set (as ``ToolAgentLoop`` sets each), the server's
+    per-call fields carried through: the weights' version of the first call and of the last,
+    any other key the server returned; the V1 worker's tags hold them as integers."""
+    from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
+
+    spans = 0
+    for output, calls, tag in zip(rollouts.outputs, _calls_by_rollout(rollouts, policy),
+                                  rollouts.v1.batch.tags, strict=True):  # fmt: skip
+        assert set(AgentLoopOutput.model_fields) <= output.model_fields_set
+        extra = output.extra_fields
+        first, last = calls[0].global_steps, calls[-1].global_steps
+        assert (extra["global_steps"], extra["min_global_steps"], extra["max_global_steps"]) == (
+            first, first, last)  # fmt: skip
+        assert extra["num_cached_tokens"] == 0, "a key of the server's own is kept"
+        assert extra["tool_rewards"] == [] and len(extra["turn_scores"]) == len(calls)
+        assert output.metrics.num_preempted == 0, "summed over the calls, not 'unknown' (-1)"
+        assert (tag["min_global_steps"], tag["max_global_steps"]) == (first, last)
+        assert tag["global_steps"] == rollouts.v1.global_steps
+        spans += last != first
+    assert spans, "a dialogue ran across a weight update (the server moves its version)"
+
+
+def test_one_v1_training_step_with_verls_own_per_step_code(
     rollouts: Rollouts, policy: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The example's actor settings (clip 0.2 / 0.28, dual clip 10, token-mean, lr 1e-6,
-    weight decay 0.1, grad clip 1.0) with verl's policy loss on the agent loop's rollouts; the
-    old log-probs are the rollout's own (verl's bypass mode), one forward and backward pass."""
+    """verl's V1 worker stored the dialogues; ``PPOTrainer._compute_advantage`` and
+    ``_compute_metrics`` run on them as in ``PPOTrainer.step`` (before this issue the metrics
+    step raised a TypeError: ``min_global_steps`` was None), with the old log-probs (bypass
+    mode) before and ``ppo_loss`` and an optimiser step with the example's actor settings
+    between, as ``PPOTrainer._step_once`` orders them."""
     import copy
 
-    from verl.trainer.ppo.core_algos import get_policy_loss_fn
-    from verl.utils.config import omega_conf_to_dataclass
+    from v1_step import local_transfer_queue, train_step
 
-    actor = omega_conf_to_dataclass(rollouts.config.actor_rollout_ref.actor)
+    v1 = rollouts.v1
     model = copy.deepcopy(policy.model).train()
     model.requires_grad_(True)
-    length = max(len(o.response_ids) for o in rollouts.outputs)
-    data = advantage_batch(rollouts.outputs, rollouts.kwargs)
-    mask = data.batch["response_mask"].bool()
-    old = torch.stack([torch.nn.functional.pad(torch.tensor(o.response_logprobs),
-                                               (0, length - len(o.response_ids)))
-                       for o in rollouts.outputs])  # fmt: skip
-    loss_fn = get_policy_loss_fn(actor.policy_loss.loss_mode)
-    optim = torch.optim.AdamW(model.parameters(), lr=actor.optim.lr,
-                              weight_decay=actor.optim.weight_decay)  # fmt: skip
     before = model.lm_head.weight.detach().clone()
-    new = _response_logprobs(model, rollouts.outputs, length)
-    pg_loss, metrics = loss_fn(old_log_prob=old, log_prob=new, advantages=data.batch["advantages"],
-                               response_mask=mask, loss_agg_mode=actor.loss_agg_mode,
-                               config=actor)  # fmt: skip
-    pg_loss.backward()
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), actor.grad_clip)
-    optim.step()
-    metrics |= {"actor/pg_loss": pg_loss.item(), "actor/grad_norm": grad_norm.item()}
-    metrics |= data_metrics(rollouts.outputs, rollouts.kwargs, data)
-    assert all(math.isfinite(float(v)) for v in metrics.values()), metrics
+    with local_transfer_queue(v1.kv):
+        metrics = train_step(rollouts.config, v1, model)
+    stored = v1.kv.kv_batch_get(v1.batch.keys, "train", ["advantages"])
+    length = max(len(o.response_ids) for o in rollouts.outputs)
+    dialogues = read_dialogues(rollouts, policy.tokenizer)
+    expected = _expected(dialogues, [str(k["uid"]) for k in rollouts.kwargs], length, None)
+    advantages = stored["advantages"].to_padded_tensor(padding=0.0, output_size=expected.shape)
+    torch.testing.assert_close(advantages, expected, rtol=0, atol=1e-5)
+    spans = [d.calls[-1].global_steps - d.calls[0].global_steps + 1 for d in dialogues]
+    assert metrics["training/off_policy/trajectory_spans/max"] == max(spans)
+    assert metrics["training/off_policy/trajectory_spans/mean"] == pytest.approx(np.mean(spans))
+    totals = [o.reward_score for o in rollouts.outputs]
+    assert metrics["critic/score/mean"] == pytest.approx(float(np.mean(totals)), abs=1e-5)
+    assert metrics["training/num_turns/mean"] == np.mean([o.num_turns for o in rollouts.outputs])
+    finite = {k: float(v) for k, v in metrics.items() if isinstance(v, int | float | np.number)}
+    assert all(math.isfinite(v) for v in finite.values()), finite
     assert metrics["actor/grad_norm"] > 0
     assert not torch.equal(before, model.lm_head.weight.detach()), "the step moved the policy"
-    keys = ("critic/score/mean", "critic/advantages/max", "critic/advantages/min",
-            "actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/grad_norm",
-            "response_length/mean")  # fmt: skip
+    keys = (
+        "critic/score/mean",
+        "critic/advantages/max",
+        "critic/advantages/min",
+        "actor/pg_loss",
+        "actor/grad_norm",
+        "training/off_policy/trajectory_spans/max",
+    )
     with capsys.disabled():
-        print("\nCPU PPO step:", {k: round(float(metrics[k]), 6) for k in keys})
+        print("\nV1 step:", {k: round(float(metrics[k]), 6) for k in keys})

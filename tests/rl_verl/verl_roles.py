@@ -25,9 +25,13 @@ def _text(request: ChatRequest) -> str:
 
 
 def user(request: ChatRequest) -> Reply:
-    """The next numbered line."""
-    turn = max((int(n) for n in _MARK.findall(_text(request))), default=1) + 1
-    return f"[u{turn}] It still weighs on me, honestly."
+    """The next numbered line, of a length chosen by a hash of the request (so the rollouts'
+    responses differ in length, as real dialogues do: verl's V1 trainer stores equal-length
+    fields as plain tensors and its advantage step then fails on them)."""
+    text = _text(request)
+    turn = max((int(n) for n in _MARK.findall(text)), default=1) + 1
+    more = " Truly." * (int(hashlib.sha256(text.encode()).hexdigest(), 16) % 4)
+    return f"[u{turn}] It still weighs on me, honestly.{more}"
 
 
 def judge(request: ChatRequest) -> Reply:

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import math
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, open_dict
+from tq_local import LocalKV
+from v1_step import V1Rollouts, generate, local_transfer_queue
 from verl import DataProto
 from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
-from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
-from verl_server import Call, TransformersServer
+from verl.utils.dataset.rl_dataset import RLHFDataset
+from verl_server import Call
 
 from empathos.integrations.verl.prepare import write_dataset
 from empathos.llm import EndpointConfig, build_model
@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 ROLES = HERE / "verl_roles.py"
 N_ROLLOUTS = 2
+GLOBAL_STEPS = 4  # the trainer's step: the server's weights are version 3, then 4 (verl_server)
 SCENARIOS = ("en-01-sourdough", "en-03-lease")
 SANDBOX = {"max_turns": 3, "min_turns": 3, "eval_every": 1, "director": "rules",
            "unscored_share_limit": 0.5}  # fmt: skip
@@ -51,6 +52,7 @@ def trainer_config() -> DictConfig:
             "data.max_prompt_length=512",
             "data.max_response_length=400",
             f"actor_rollout_ref.rollout.n={N_ROLLOUTS}",
+            "algorithm.rollout_correction.bypass_mode=true",  # old log-probs: the rollout's
         ]
     )
     with open_dict(cfg):
@@ -65,52 +67,44 @@ def trainer_config() -> DictConfig:
     return cfg
 
 
-class CapturingWorker(AgentLoopWorker):  # type: ignore[misc]  # verl is untyped
-    """verl's agent loop worker, keeping each agent loop's own output as well (verl's V1 worker
-    stores ``output.as_dict()`` of exactly these)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.captured: list[tuple[Any, dict[str, Any]]] = []
-
-    async def _agent_loop_postprocess(self, output: Any, validate: bool, **kwargs: Any) -> Any:
-        self.captured.append((output, kwargs))
-        return await super()._agent_loop_postprocess(output, validate, **kwargs)
-
-
 @dataclass
 class Rollouts:
-    """The dialogues of one generation step."""
+    """The dialogues of one generation step of verl's V1 trainer."""
 
-    outputs: list[Any]  # the agent loops' own outputs, in batch order
-    kwargs: list[dict[str, Any]]  # the row each was run on
-    legacy: DataProto  # verl's batch from its (legacy) worker postprocessing
+    outputs: list[Any]  # the agent loops' own outputs, in the stored batch's order
+    kwargs: list[dict[str, Any]]  # the row each was run on (uid, session_id, ...)
+    legacy: DataProto  # the same outputs through verl's legacy worker postprocessing
     calls: list[Call]  # every generate call the server answered
     config: DictConfig
+    v1: V1Rollouts  # the store the V1 worker filled, the batch the trainer's step gets
+
+
+def _legacy_batch(worker: Any, outputs: list[Any], kwargs: list[dict[str, Any]]) -> DataProto:
+    """What verl's legacy worker (``trainer.use_v1=false``) makes of the same outputs."""
+
+    async def convert() -> list[Any]:
+        return [await AgentLoopWorker._agent_loop_postprocess(worker, o, False, **k)
+                for o, k in zip(outputs, kwargs, strict=True)]  # fmt: skip
+
+    return worker._postprocess(asyncio.run(convert()))  # type: ignore[no-any-return]
 
 
 def make_rollouts(trainer_config: DictConfig, policy: LocalPolicy, out: Path) -> Rollouts:
-    """Two scenarios x two rollouts, as verl's trainer builds the generation batch: rows of
-    ``empathos verl prepare`` through verl's RLHFDataset and collate_fn, a uid per row,
-    repeated n times (interleaved), a priority per sample (as AgentLoopManager adds it)."""
+    """Two scenarios x two rollouts through verl's V1 worker, the rows of
+    ``empathos verl prepare`` read by verl's RLHFDataset (:mod:`v1_step`)."""
     chosen = [s for s in load_scenarios("builtin", kind="builtin").scenarios if s.id in SCENARIOS]
     split = write_dataset(chosen, out, val_fraction=0.0, system_prompt="none")  # short prompts
     dataset = RLHFDataset([str(split.train)], policy.tokenizer, trainer_config.data)
-    batch = DataProto.from_single_dict(collate_fn([dataset[i] for i in range(len(dataset))]))
-    batch.non_tensor_batch["uid"] = np.array([str(uuid.uuid4()) for _ in range(len(batch))])
-    gen = batch.repeat(repeat_times=N_ROLLOUTS, interleave=True)
-    gen.non_tensor_batch["priority"] = np.arange(len(gen), dtype=np.int64)
-    server = TransformersServer(trainer_config, policy)
-    worker = CapturingWorker(trainer_config, server)
-    legacy = asyncio.run(worker.generate_sequences(gen))
-    order = {str(p): i for i, p in enumerate(gen.non_tensor_batch["priority"])}
-    captured = sorted(worker.captured, key=lambda c: order[str(c[1]["priority"])])
+    kv = LocalKV()
+    with local_transfer_queue(kv):
+        v1 = generate(trainer_config, policy, dataset, kv, global_steps=GLOBAL_STEPS)
     return Rollouts(
-        outputs=[c[0] for c in captured],
-        kwargs=[c[1] for c in captured],
-        legacy=legacy,
-        calls=server.calls,
+        outputs=v1.outputs,
+        kwargs=v1.kwargs,
+        legacy=_legacy_batch(v1.worker, v1.outputs, v1.kwargs),
+        calls=v1.server.calls,
         config=trainer_config,
+        v1=v1,
     )
 
 

@@ -36,7 +36,7 @@ def prepare(
     ] = "default",
 ) -> None:
     """Write verl's parquet dataset, split by scenario; print the counts."""
-    from empathos.integrations.verl.prepare import write_dataset
+    from empathos.integrations.verl.prepare import verl_overrides, write_dataset
 
     loaded = load_scenarios(scenarios, kind="builtin" if scenarios == BUILTIN else "own")
     for error in loaded.errors:
@@ -49,3 +49,6 @@ def prepare(
     )
     typer.echo(f"train: {len(split.train_ids)} scenarios -> {split.train}")
     typer.echo(f"val: {len(split.val_ids)} scenarios -> {split.val}")
+    typer.echo(
+        "verl overrides (verl's own gamma default is 1.0): " + " ".join(verl_overrides(split))
+    )

@@ -40,15 +40,20 @@ from verl.experimental.agent_loop.agent_loop import (
     AgentLoopOutput,
     register,
 )
+from verl.experimental.agent_loop.tool_agent_loop import SPEC_DECODE_EXTRA_KEYS
 
 from empathos.errors import ConfigError
+from empathos.integrations.verl.checks import refuse_mask_rewrites
 from empathos.integrations.verl.layout import PlacedTurn, encode_turns
-from empathos.integrations.verl.prepare import AGENT_NAME
+from empathos.integrations.verl.names import AGENT_NAME
 from empathos.integrations.verl.settings import World, world_for
+from empathos.integrations.verl.version import require_verl
 from empathos.sandbox import EmpathyEnv
 from empathos.scenarios import Scenario
 
-__all__ = ["AGENT_NAME", "EmpathyAgentLoop", "EmpathyOutput", "rollout_seed"]
+__all__ = ["AGENT_NAME", "EmpathyAgentLoop", "EmpathyOutput", "merge_server_fields", "rollout_seed"]
+
+require_verl()
 
 
 class EmpathyOutput(AgentLoopOutput):  # type: ignore[misc]  # verl is untyped
@@ -89,24 +94,48 @@ def rollout_seed(base: int, sample: dict[str, Any]) -> int:
     return int(np.random.SeedSequence([abs(p) for p in parts]).generate_state(1)[0])
 
 
+def merge_server_fields(fields: dict[str, Any], call: dict[str, Any]) -> None:
+    """Fold one generate call's ``extra_fields`` into the rollout's, as verl's tool agent loop
+    does: the first call's are kept (``global_steps``, ``min_global_steps``: the weights the
+    dialogue started on), a later call updates ``max_global_steps`` (the weights it ended on),
+    adds up the speculative-decoding counts and keeps any key the first calls did not have."""
+    if not fields:
+        fields.update(call)
+        return
+    if call.get("max_global_steps") is not None:
+        fields["max_global_steps"] = call["max_global_steps"]
+    for key in SPEC_DECODE_EXTRA_KEYS:
+        if key in call and key in fields:
+            fields[key] = int(fields[key]) + int(call[key])
+    for key, value in call.items():
+        fields.setdefault(key, value)
+
+
 @dataclass
 class _Dialogue:
     """The token state of one rollout: the runtime tokens, the response's mask (and log
-    probs), the chat messages, the turns placed so far."""
+    probs), the chat messages, the turns placed so far and what the server reported.
+
+    ``header`` is where the next turn's header lies in the response: recorded by the step
+    that wrote the generation prompt (:meth:`EmpathyAgentLoop._open`, ``_answer``)."""
 
     runtime: list[int]
     boundary: int  # len(prompt): the response is runtime[boundary:]
     mask: list[int]
     logprobs: list[float] | None
     messages: list[dict[str, Any]]
+    header: int
     turns: list[tuple[int, float | None]] = field(default_factory=list)  # (header, score)
     truncated: bool = False
     timing: dict[str, float] = field(default_factory=lambda: {"gen": 0.0, "env": 0.0})
+    server: dict[str, Any] = field(default_factory=dict)  # merged extra_fields of the calls
+    preempted: int | None = None  # summed num_preempted (None: the server never said)
+    routed_experts: Any = None  # the last call's (it covers the whole sequence so far)
 
 
 def _place(mask: list[int], turns: list[tuple[int, float | None]]) -> list[PlacedTurn]:
-    """Each turn's reply: the run of policy tokens right after its header (read from the
-    final mask, after every merge verl's token builder made)."""
+    """Each turn's reply: the run of policy tokens right after its recorded header (read from
+    the final mask, after every merge verl's token builder made)."""
     placed = []
     for header, score in turns:
         end = start = header + 2
@@ -136,6 +165,7 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         kwargs.pop("tools", None)  # verl hands every agent loop its tool list: we use none
         kwargs.pop("name", None)  # the entry name, when registered from a config file
         super().__init__(*args, **kwargs)
+        refuse_mask_rewrites(self.config.get("algorithm"))
         self.world = world_for(empathos if empathos is not None else self.config.get("empathos"))
         self.response_length = int(self.rollout_config.response_length)
         cap = self.rollout_config.multi_turn.get("max_assistant_turns")
@@ -189,14 +219,15 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         if len(gen) + 1 > self.response_length:
             raise ConfigError("too short for one reply", field="rollout.response_length")
         logprobs = [0.0] * len(gen) if self.rollout_config.calculate_log_probs else None
-        return _Dialogue(list(full), len(full) - len(gen), [0] * len(gen), logprobs, messages)
+        self._header_tokens = list(gen[-2:])
+        return _Dialogue(list(full), len(full) - len(gen), [0] * len(gen), logprobs, messages,
+                         header=len(gen) - 2)  # fmt: skip
 
     async def _turn(
         self, d: _Dialogue, env: EmpathyEnv, request_id: str, sampling_params: dict[str, Any]
     ) -> str | None:
         """Generate the policy's reply, step the environment; the next user line (None: the
         dialogue ended)."""
-        header = len(d.mask) - 2
         room = self.response_length - len(d.mask)
         max_tokens = min(self.world.settings.max_reply_tokens, room)
         started = time.perf_counter()
@@ -206,6 +237,11 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
             sampling_params={**sampling_params, "max_tokens": max_tokens},
         )
         d.timing["gen"] += time.perf_counter() - started
+        merge_server_fields(d.server, dict(out.extra_fields or {}))
+        if out.num_preempted is not None:
+            d.preempted = (d.preempted or 0) + int(out.num_preempted)
+        if out.routed_experts is not None:
+            d.routed_experts = out.routed_experts
         ids = [int(x) for x in out.token_ids][:max_tokens]
         if not ids:
             raise RuntimeError(f"the rollout server returned no token (request {request_id})")
@@ -222,7 +258,7 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         d.timing["env"] += time.perf_counter() - started
         valid = step.info.evaluated and step.info.reward_valid and math.isfinite(step.reward)
         score = float(step.reward) if valid else None
-        d.turns.append((header, score))
+        d.turns.append((d.header, score))
         d.messages.append({"role": "assistant", "content": text})
         if step.done or not step.observation:
             return None
@@ -241,14 +277,24 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
             return False
         d.runtime, d.mask, d.messages = list(merged.token_ids), mask, messages
         d.logprobs = lp if d.logprobs is not None else None
+        if d.runtime[-2:] != self._header_tokens or any(mask[-2:]):
+            raise RuntimeError("verl's token builder did not end the context with the generation "
+                               "prompt: the next turn's header cannot be recorded")  # fmt: skip
+        d.header = len(mask) - 2  # the generation prompt just written: the next turn's header
         return True
 
     def _output(self, d: _Dialogue, env: EmpathyEnv, seed: int) -> EmpathyOutput:
+        """The sample, with every field verl's own agent loops set (``SingleTurnAgentLoop``,
+        ``ToolAgentLoop``): the server's per-call fields carried through (``global_steps``,
+        ``min_global_steps``, ``max_global_steps``, ...), ``turn_scores`` and ``tool_rewards``
+        (none: the sandbox has no tools), the summed ``num_preempted``."""
         rm, mask = encode_turns(d.mask, _place(d.mask, d.turns))
         scores = [score for _header, score in d.turns]
         term = env.state.termination
         extra = {
+            **d.server,
             "turn_scores": scores,
+            "tool_rewards": [],
             "empathos": {
                 "scenario_id": env.state.scenario.id,
                 "seed": seed,
@@ -258,15 +304,23 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
                 "unscored_turns": sum(s is None for s in scores),
             },
         }
-        timing = {"generate_sequences": d.timing["gen"], "tool_calls": d.timing["env"]}
+        metrics = AgentLoopMetrics(
+            generate_sequences=d.timing["gen"],
+            tool_calls=d.timing["env"],
+            num_preempted=-1 if d.preempted is None else d.preempted,
+        )
         return EmpathyOutput(
             prompt_ids=d.runtime[: d.boundary],
             response_ids=d.runtime[d.boundary :],
             response_mask=mask,
             response_logprobs=d.logprobs,
+            routed_experts=d.routed_experts,
+            multi_modal_data={},
+            mm_processor_kwargs=None,
+            mm_processor_output=None,
             reward_score=float(sum(s for s in scores if s is not None)),
             num_turns=sum(m.get("role") in ("user", "assistant") for m in d.messages),
-            metrics=AgentLoopMetrics(**timing),
+            metrics=metrics,
             extra_fields=extra,
             token_scores=rm,
         )

@@ -30,12 +30,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
-from empathos.errors import ConfigError
+from empathos.errors import ConfigError, InputError
 from empathos.rl import TurnBatch
 from empathos.rl.kl import turn_kl_from_spans
-from empathos.rl.token_rewards import group_ids
 
 __all__ = [
     "SCORED",
@@ -44,6 +44,7 @@ __all__ = [
     "PlacedTurn",
     "decode_turns",
     "encode_turns",
+    "group_ids",
 ]
 
 SCORED = 1.0
@@ -54,6 +55,17 @@ _WHAT_TO_CONFIGURE = (
     "'empathos_dialogue' (empathos verl prepare writes it) and keep trainer.use_v1=true "
     "(verl 0.9's default; its legacy trainer drops the agent loop's per-turn rewards)"
 )
+
+
+def group_ids(index: object, batch_size: int) -> np.ndarray:
+    """Integer group ids from verl's ``index`` (uids of any hashable type); None: one group each."""
+    if index is None:
+        return np.arange(batch_size, dtype=np.int64)
+    values = np.asarray(index, dtype=object).reshape(-1)
+    if values.shape[0] != batch_size:
+        raise InputError(f"has {values.shape[0]} entries for {batch_size} rows", field="index")
+    _, inverse = np.unique(values.astype(str), return_inverse=True)
+    return inverse.astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from empathos.errors import ConfigError, MissingExtraError
+from empathos.integrations.verl.names import AGENT_NAME
 from empathos.prompts import model_under_test_prompt
+from empathos.rl import AdvantageConfig
 from empathos.scenarios import Scenario
 
-__all__ = ["AGENT_NAME", "PreparedSplit", "prepare_rows", "split_scenarios", "write_dataset"]
-
-AGENT_NAME = "empathos_dialogue"  # the agent loop's registered name (agent_loop.AGENT_NAME)
+__all__ = [
+    "AGENT_NAME",
+    "PreparedSplit",
+    "prepare_rows",
+    "split_scenarios",
+    "verl_overrides",
+    "write_dataset",
+]
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,18 @@ class PreparedSplit:
     val: Path
     train_ids: list[str]
     val_ids: list[str]
+
+
+def verl_overrides(split: PreparedSplit) -> list[str]:
+    """The verl settings that go with the files: their absolute paths (every Ray node reads
+    them as given), the estimator, and MAPO's gamma, explicitly: verl's ``AlgoConfig.gamma``
+    defaults to 1.0, not MAPO's 0.85."""
+    return [
+        f"data.train_files={split.train.resolve()}",
+        f"data.val_files={split.val.resolve()}",
+        "algorithm.adv_estimator=mapo_dialogue",
+        f"algorithm.gamma={AdvantageConfig().gamma}",
+    ]
 
 
 def split_scenarios(

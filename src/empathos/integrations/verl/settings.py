@@ -72,9 +72,16 @@ class World:
 def _plain(raw: Any) -> dict[str, Any]:
     """A plain dict of ``raw``: a mapping, or the OmegaConf node verl hands over."""
     if type(raw).__module__.startswith("omegaconf"):
-        from omegaconf import OmegaConf
+        from omegaconf import MissingMandatoryValue, OmegaConf
 
-        raw = OmegaConf.to_container(raw, resolve=True)
+        try:
+            raw = OmegaConf.to_container(raw, resolve=True, throw_on_missing=True)
+        except MissingMandatoryValue as exc:
+            raise ConfigError(
+                "missing (???): pass it as a Hydra override on the command line (the launch "
+                "script does, from the environment), so that it reaches every Ray node",
+                field="empathos." + str(exc.full_key).removeprefix("empathos."),
+            ) from None
     if not isinstance(raw, Mapping):
         raise ConfigError(f"must be a mapping, got {type(raw).__name__}", field="empathos")
     return dict(raw)
