@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from inspect_ai._util.error import PrerequisiteError  # see task.py
 from inspect_ai.model import get_model, model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
@@ -24,6 +23,7 @@ from empathos.epm import TerminationKind
 from empathos.errors import EmpathosError
 from empathos.integrations.inspect.backend import InspectBackend, role_client
 from empathos.integrations.inspect.dataset import EmpaSettings
+from empathos.integrations.inspect.preflight import missing_roles_line, prerequisite
 from empathos.integrations.inspect.transcript import keep_record
 from empathos.llm import ModelClient
 from empathos.records import DialogueRecord, crash_record
@@ -51,15 +51,11 @@ def _clients(director: str) -> dict[str, ModelClient]:
     bound to nothing fails here, naming the flag that binds it."""
     bound = model_roles()
     missing = [role for role in needed_roles(director) if role not in bound]
-    if missing:
-        flags = " ".join(f"--model-role {role}=MODEL" for role in missing)
-        raise PrerequisiteError(
-            f"empathos/empa: no model for the role(s) {', '.join(missing)}: pass {flags} "
-            "(or -T roles=MODEL for every sandbox role)"
-        )
+    if missing:  # a task built in Python, given its roles by eval(): checked only now
+        raise prerequisite(missing_roles_line(missing))
     clients = {"tested": role_client(get_model(), "tested")}
     for role in needed_roles(director):
-        clients[role] = role_client(get_model(role=role), role)
+        clients[role] = role_client(get_model(role=role, required=True), role)
     return clients
 
 
