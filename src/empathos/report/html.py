@@ -4,7 +4,6 @@ to about 2 MB of JSON (unpacked by the page when a dialogue of the pack is first
 
 from __future__ import annotations
 
-import base64
 import bz2
 import functools
 import gzip
@@ -15,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from plotly.offline import get_plotlyjs
 
 from empathos.epm import INDEX_NAMES
@@ -120,16 +120,27 @@ class DialoguePacks:
     where: list[tuple[int, int]]
 
 
-# Base 85 (Python's b85encode, RFC 1924's alphabet) with its three characters that a
+# Base 85: RFC 1924's alphabet (Python's b85encode) with its three characters that a
 # <script> element or JSON would escape (&, <, >) swapped for three it does not use: four
 # bytes in five characters where base64 takes 5.33 (the page is 6% smaller).
-_B85_FOR_SCRIPT = str.maketrans({"&": ",", "<": ".", ">": ":"})
+_B85 = np.frombuffer(
+    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%,()*+-;.=:?@^_`{|}~",
+    dtype=np.uint8,
+)
 
 
 def text85(raw: bytes) -> str:
-    """``raw`` as base-85 text that needs no escaping in JSON or a <script> element; the
-    page decodes it with ``window.un85`` (:data:`~empathos.report.assets.LOADER`)."""
-    return base64.b85encode(raw).decode("ascii").translate(_B85_FOR_SCRIPT)
+    """``raw`` as base-85 text that needs no escaping in JSON or a <script> element (what
+    ``base64.b85encode`` writes, three characters swapped, computed with numpy: b85encode
+    takes seconds for the packs of a 16-model page); the page decodes it with
+    ``window.un85`` (:data:`~empathos.report.assets.LOADER`)."""
+    pad = -len(raw) % 4
+    words = np.frombuffer(raw + b"\0" * pad, dtype=">u4").astype(np.uint64)
+    digits = np.empty((len(words), 5), dtype=np.uint8)
+    for i in range(4, -1, -1):
+        words, digits[:, i] = np.divmod(words, 85)
+    text = _B85[digits].tobytes()
+    return text[: len(text) - pad].decode("ascii")
 
 
 def _compress(raw: bytes) -> str:
