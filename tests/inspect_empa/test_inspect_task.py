@@ -91,9 +91,9 @@ def test_the_log_holds_one_sample_per_scenario_and_epoch(run: EvalLog) -> None:
         assert [line.split(" | ")[0] for line in lines] == [f"turn {t['index']}" for t in turns]
         assert all(line.count(".Prog ") == 3 and line.count(".Neg ") == 3 for line in lines)
         assert all("| director continue" in line for line in lines[:-1])
-        # every sandbox role's model events carry the role (the model under test has none)
+        # every role's model events carry the role, the model under test's included
         roles = {e.model: e.role for e in sample.events if e.event == "model"}
-        assert roles == {model_name(r): (None if r == "tested" else r) for r in ROLES}
+        assert roles == {model_name(r): r for r in ROLES}
         # the transcript is the model under test's view: its system prompt, then the chat
         assert [m.role for m in sample.messages] == ["system"] + ["user", "assistant"] * len(turns)
         assert [m.text for m in sample.messages[1::2]] == [t["user"] for t in turns]
@@ -201,7 +201,7 @@ def test_inspect_eval_and_score_command_lines(server: RoleServer, tmp_path: Path
     assert record["termination"]["kind"] == "success_positional"
     # -T roles binds the task's model roles: each role's events still carry its own role
     roles = {e.role for e in sample.events if e.event == "model"}
-    assert roles == {None, *SANDBOX}
+    assert roles == {"tested", *SANDBOX}
     assert record["roles"] == {
         "user": model_name("sandbox"),
         "director": model_name("sandbox"),

@@ -31,10 +31,18 @@ from empathos.run.rundir import DialogueKey
 from empathos.sandbox import Roles, run_dialogue
 from empathos.scenarios import Scenario
 
-__all__ = ["SANDBOX_ROLES", "DialogueEndedInError", "empa_dialogue", "needed_roles"]
+__all__ = [
+    "SANDBOX_ROLES",
+    "TESTED_ROLE",
+    "DialogueEndedInError",
+    "empa_dialogue",
+    "needed_roles",
+]
 
 #: The Inspect model roles of the sandbox.
 SANDBOX_ROLES = ("user", "director", "judge")
+#: The role the model under test's events carry (its model is the eval's, ``--model``).
+TESTED_ROLE = "tested"
 
 
 class DialogueEndedInError(EmpathosError):
@@ -53,7 +61,10 @@ def _clients(director: str) -> dict[str, ModelClient]:
     missing = [role for role in needed_roles(director) if role not in bound]
     if missing:  # a task built in Python, given its roles by eval(): checked only now
         raise prerequisite(missing_roles_line(missing))
-    clients = {"tested": role_client(get_model(), "tested")}
+    # the eval's model under a role of its own, so its events are labelled too (Inspect
+    # gives the eval's model no role); --model, unless a role "tested" is bound
+    tested = get_model(role=TESTED_ROLE, default=get_model())
+    clients = {"tested": role_client(tested, TESTED_ROLE)}
     for role in needed_roles(director):
         clients[role] = role_client(get_model(role=role, required=True), role)
     return clients
