@@ -32,6 +32,9 @@ echo "== layers and sizes"
 .venv/bin/python scripts/layers.py          # no import breaks docs/layers.toml
 .venv/bin/python scripts/layers.py --check  # docs/architecture.md's picture is current
 .venv/bin/python scripts/sizes.py           # no function over 60 lines, no module over 450
+echo "== inspect-evals-lint"
+# the Inspect Evals register's checks on the empa task, laid out as an externally kept eval
+.venv/bin/inspect-evals-lint --preset single-eval --task src/empathos/integrations/inspect/task.py
 echo "== pytest"
 # Two workers (pytest-xdist): the suite is CPU-bound and single-threaded per test (torch runs
 # one intra-op thread), so CI's two cores run it in about half the time. Work stealing evens

@@ -13,7 +13,6 @@ pytest.importorskip("inspect_ai", reason="needs the inspect extra: pip install '
 
 from empa_server import RoleServer, model_name
 from inspect_ai import eval as inspect_eval
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import ModelOutput, ModelUsage
 from typer.testing import CliRunner
 
@@ -81,10 +80,11 @@ def test_prefix_cache_hits_in_inspects_usage_are_our_cached_prompt_tokens() -> N
     ],
 )
 def test_a_bad_task_parameter_is_one_line(args: dict[str, object], line: str) -> None:
-    with pytest.raises(PrerequisiteError) as info:
+    with pytest.raises(Exception) as info:
         empa(**args)  # type: ignore[arg-type]
-    assert isinstance(info.value.message, str) and line in info.value.message
-    assert "\n" not in info.value.message
+    assert info.type.__name__ == "PrerequisiteError"  # Inspect's CLI prints the message alone
+    message = info.value.message  # type: ignore[attr-defined]
+    assert isinstance(message, str) and line in message and "\n" not in message
 
 
 def test_a_missing_role_stops_the_eval_naming_its_flag(server: RoleServer, tmp_path: Path) -> None:

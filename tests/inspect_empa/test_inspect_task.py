@@ -33,6 +33,7 @@ FAILING_TOPIC = "Got a letter today. The landlord"
 CASES = ("en-01-sourdough", "en-10-dinner-table", FAILING)
 TURN_ARGS = {"max_turns": 5, "min_turns": 2}
 SANDBOX = ("user", "director", "judge")
+ROLES = ("tested", *SANDBOX)
 METRICS = ("epmq", "outcome", "efficiency", "stability", "success_rate")
 runner = CliRunner()
 
@@ -85,10 +86,14 @@ def test_the_log_holds_one_sample_per_scenario_and_epoch(run: EvalLog) -> None:
         assert sample.error is None
         turns = record["turns"]
         assert len(turns) == record["total_turns"] >= 4
-        rows = sample.store[TURNS_KEY]
-        assert [r["turn"] for r in rows] == [t["index"] for t in turns]
-        assert all(len(r["ratings"]) == 6 and len(r["P"]) == 3 for r in rows)
-        assert all(r["director"].startswith("continue") for r in rows[:-1])
+        # the turns read as turns in `inspect view`: text, one line per turn
+        lines = sample.store[TURNS_KEY].splitlines()
+        assert [line.split(" | ")[0] for line in lines] == [f"turn {t['index']}" for t in turns]
+        assert all(line.count(".Prog ") == 3 and line.count(".Neg ") == 3 for line in lines)
+        assert all("| director continue" in line for line in lines[:-1])
+        # every role's model events carry the role, the model under test's included
+        roles = {e.model: e.role for e in sample.events if e.event == "model"}
+        assert roles == {model_name(r): r for r in ROLES}
         # the transcript is the model under test's view: its system prompt, then the chat
         assert [m.role for m in sample.messages] == ["system"] + ["user", "assistant"] * len(turns)
         assert [m.text for m in sample.messages[1::2]] == [t["user"] for t in turns]
@@ -191,8 +196,12 @@ def test_inspect_eval_and_score_command_lines(server: RoleServer, tmp_path: Path
     [path] = tmp_path.glob("*.eval")
     log = read_eval_log(str(path))
     assert log.eval.task == "empathos/empa" and len(log.samples or []) == 1
-    record = (log.samples or [])[0].store[RECORD_KEY]
+    [sample] = log.samples or []
+    record = sample.store[RECORD_KEY]
     assert record["termination"]["kind"] == "success_positional"
+    # -T roles binds the task's model roles: each role's events still carry its own role
+    roles = {e.role for e in sample.events if e.event == "model"}
+    assert roles == {"tested", *SANDBOX}
     assert record["roles"] == {
         "user": model_name("sandbox"),
         "director": model_name("sandbox"),
@@ -204,8 +213,13 @@ def test_inspect_eval_and_score_command_lines(server: RoleServer, tmp_path: Path
 
     out = tmp_path / "paper.eval"
     rescore = [str(inspect), "score", str(path), "--scorer", "empathos/epmq", "-S", "preset=paper"]
-    rescore += ["--action", "overwrite", "--output-file", str(out), "--display", "plain"]
-    done = subprocess.run(rescore, capture_output=True, text=True, timeout=300)
+    rescore += ["--action", "append", "--output-file", str(out), "--display", "plain"]
+    # docs/inspect.md's command, without a terminal: a new --output-file asks nothing
+    done = subprocess.run(
+        rescore, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     [sample] = read_eval_log(str(out)).samples or []
-    assert sample.scores is not None and sample.scores["epmq"].metadata["preset"] == "paper"
+    assert sample.scores is not None
+    presets = [s.metadata["preset"] for s in sample.scores.values() if s.metadata]
+    assert sorted(presets) == ["paper", "reference"]  # appended beside the eval's own score

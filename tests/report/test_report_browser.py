@@ -19,7 +19,8 @@ from report_helpers import empathos, score_json
 
 from empathos.examples import examples_dir
 from empathos.records import read_record
-from empathos.report.assets import BUNZIP2
+from empathos.report.assets import BUNZIP2, LOADER
+from empathos.report.html import text85
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api")
@@ -57,8 +58,8 @@ def _check_plots(page: Any) -> None:
         " : 0])"
     )
     ids = {i for i, _ in plots}
-    assert {"fig-leaderboard", "radar-domain", "radar-mechanism", "radar-persona", "heatmap",
-            "traj-3d", "traj-proj"} <= ids  # fmt: skip
+    assert {"fig-leaderboard", "breakdown-domain", "breakdown-mechanism", "breakdown-persona",
+            "heatmap", "traj-3d", "traj-proj"} <= ids  # fmt: skip
     empty = [i for i, n in plots if n == 0 and i != "usage"]
     assert not empty, f"plots without data: {empty}"
 
@@ -139,9 +140,10 @@ def test_a_model_name_that_would_end_the_script_is_shown_as_text(
 
 
 def test_the_pages_bzip2_decoder_matches_python(browser: Any) -> None:
-    """The page unpacks dialogues with its own bzip2 decoder: it must return exactly what
-    Python's ``bz2`` packed, for runs (both run-length steps), every byte value, incompressible
-    data, several 900 kB blocks and concatenated streams."""
+    """The page unpacks dialogues with its own base-85 and bzip2 decoders: they must return
+    exactly what :func:`text85` and Python's ``bz2`` packed, for runs (both run-length
+    steps), every byte value, incompressible data, several 900 kB blocks, concatenated
+    streams and every length of base 85's last group."""
     rng = random.Random(7)
     cases = {
         "empty": b"",
@@ -152,39 +154,39 @@ def test_the_pages_bzip2_decoder_matches_python(browser: Any) -> None:
         "blocks": "".join(rng.choice("评估共情 abc\n") for _ in range(700_000)).encode(),
     }
     page = browser.new_page()
-    page.set_content(f"<script>{BUNZIP2}</script>")
+    page.set_content(f"<script>{LOADER}{BUNZIP2}</script>")
     decode = (
-        "b64 => { const bin = atob(b64), a = new Uint8Array(bin.length);"
-        " for (let i = 0; i < bin.length; i++) a[i] = bin.charCodeAt(i);"
-        " const out = window.bunzip2(a); let s = '';"
+        "text => { const out = window.bunzip2(window.un85(text)); let s = '';"
         " for (let i = 0; i < out.length; i += 8192)"
         "   s += String.fromCharCode.apply(null, out.subarray(i, i + 8192));"
         " return btoa(s); }"
     )
     for name, raw in cases.items():
         packed = bz2.compress(raw, 1 if name == "blocks" else 9)
-        got = page.evaluate(decode, base64.b64encode(packed).decode())
+        got = page.evaluate(decode, text85(packed))
         assert base64.b64decode(got) == raw, name
     two = bz2.compress(b"first stream ", 9) + bz2.compress(b"second stream", 9)
-    got = page.evaluate(decode, base64.b64encode(two).decode())
+    got = page.evaluate(decode, text85(two))
     assert base64.b64decode(got) == b"first stream second stream"
+    for n in range(8):
+        raw = rng.randbytes(40 + n)
+        assert bytes(page.evaluate("t => Array.from(window.un85(t))", text85(raw))) == raw
     page.close()
 
 
-_RADAR_GEOMETRY = """
+_BREAKDOWN_GEOMETRY = """
 id => {
   const div = document.getElementById(id);
   const box = e => { const r = e.getBoundingClientRect();
                      return [r.left, r.top, r.right, r.bottom]; };
-  const legend = div.querySelector('g.legend rect.bg');
-  const bar = div.querySelector('g.legend rect.scrollbar');
+  const texts = sel => Array.from(div.querySelectorAll(sel)).map(t => t.textContent);
   return {
     div: box(div),
-    plot: box(div.querySelector('g.polarsublayer.angular-grid')),
-    legend: legend ? box(legend) : null,
-    scrollbar: bar ? box(bar)[3] - box(bar)[1] : 0,
-    names: Array.from(div.querySelectorAll('g.legend text.legendtext')).map(t => t.textContent),
-    ticks: Array.from(div.querySelectorAll('g.angularaxistick text')).map(box),
+    plot: box(div.querySelector('rect.nsewdrag')),
+    legend: div.querySelector('g.legend') !== null,
+    rows: texts('g.ytick text'),
+    columns: Array.from(div.querySelectorAll('g.xtick text')).map(box),
+    labels: Array.from(div.querySelectorAll('g.ytick text, g.xtick text')).map(box),
   };
 }
 """
@@ -203,10 +205,11 @@ def _inside(a: list[float], outer: list[float]) -> bool:
     )
 
 
-def test_radars_stay_readable_at_16_models(browser: Any, tmp_path: Path) -> None:
-    """Screenshot of each radar at 16 models: the legend lists every model without a
-    scrollbar and sits beside the plot, never over it or over an axis label; no axis label is
-    clipped by the figure's edge. The screenshots stay in the test's tmp_path for a look."""
+def test_breakdowns_stay_readable_at_16_models(browser: Any, tmp_path: Path) -> None:
+    """Screenshot of each breakdown at 16 models: the plot takes the page's width and a row
+    of at least 18 px per model (no legend beside it), every model's name is a row label,
+    and no label is clipped by the figure's edge or drawn over another. The screenshots stay
+    in the test's tmp_path for a look."""
     root = tmp_path / "results"
     names = write_models(root, n_models=16, opaque=2)
     out = tmp_path / "report"
@@ -214,16 +217,17 @@ def test_radars_stay_readable_at_16_models(browser: Any, tmp_path: Path) -> None
     assert res.returncode == 0, res.stderr
     page, errors = _open(browser, out)
     for grouping in ("domain", "mechanism", "persona"):
-        rid = f"radar-{grouping}"
-        page.locator(f"#{rid}").scroll_into_view_if_needed()
-        page.locator(f"#{rid}").screenshot(path=str(tmp_path / f"{rid}.png"))
-        g = page.evaluate(_RADAR_GEOMETRY, rid)
-        assert sorted(g["names"]) == sorted(names), grouping
-        assert g["scrollbar"] == 0, f"{grouping}: the legend scrolls"
-        assert g["legend"] is not None and _inside(g["legend"], g["div"]), grouping
-        assert not _overlap(g["legend"], g["plot"]), f"{grouping}: legend over the plot"
-        assert len(g["ticks"]) >= 4
-        for tick in g["ticks"]:
-            assert _inside(tick, g["div"]), f"{grouping}: axis label clipped {tick}"
-            assert not _overlap(tick, g["legend"]), f"{grouping}: legend over an axis label"
+        fid = f"breakdown-{grouping}"
+        page.locator(f"#{fid}").scroll_into_view_if_needed()
+        page.locator(f"#{fid}").screenshot(path=str(tmp_path / f"{fid}.png"))
+        g = page.evaluate(_BREAKDOWN_GEOMETRY, fid)
+        left, top, right, bottom = g["plot"]
+        assert right - left >= 0.6 * (g["div"][2] - g["div"][0]), f"{grouping}: plot {g['plot']}"
+        assert (bottom - top) / len(names) >= 18, f"{grouping}: rows of {bottom - top} px"
+        assert not g["legend"], grouping
+        assert sorted(g["rows"]) == sorted(names), grouping
+        assert len(g["columns"]) >= 4, grouping
+        for i, label in enumerate(g["labels"]):
+            assert _inside(label, g["div"]), f"{grouping}: label clipped {label}"
+            assert not any(_overlap(label, other) for other in g["labels"][i + 1 :]), grouping
     assert errors == []

@@ -58,8 +58,8 @@ def test_report_of_the_examples_matches_score(examples_report: Path) -> None:
     data = _payload(examples_report)
     assert len(data["dialogues"]) == len(list(examples_dir().glob("*/*.json")))
     # the examples' scenarios exist nowhere: every grouping holds them as "unlabelled"
-    radar = data["figs"]["radar-domain"]["data"]
-    assert all(set(t["theta"]) == {"unlabelled"} for t in radar)
+    [breakdown] = data["figs"]["breakdown-domain"]["data"]
+    assert breakdown["x"] == ["unlabelled"]
 
 
 def test_report_of_the_published_sample(empa_sample: Path, tmp_path: Path) -> None:
@@ -70,9 +70,9 @@ def test_report_of_the_published_sample(empa_sample: Path, tmp_path: Path) -> No
     data = _payload(tmp_path)
     assert len(data["dialogues"]) == 90
     # labels come from the layout above results/: six domains, no unlabelled case
-    theta = {x for t in data["figs"]["radar-domain"]["data"] for x in t["theta"]}
+    theta = set(data["figs"]["breakdown-domain"]["data"][0]["x"])
     assert len(theta) == 6 and "unlabelled" not in theta
-    mech = {x for t in data["figs"]["radar-mechanism"]["data"] for x in t["theta"]}
+    mech = set(data["figs"]["breakdown-mechanism"]["data"][0]["x"])
     assert mech <= {f"{a} {h}" for a in "CAP" for h in ("routine", "hard")} and len(mech) == 6
 
 
@@ -168,9 +168,9 @@ def test_report_counts_every_dialogue_of_models_behind_endpoint_ids(tmp_path: Pa
         lines = sum(v is None for t in three_d if t.get("mode") == "lines" for v in t["x"])
         assert lines == len(SCENARIOS), model
     for grouping in ("domain", "mechanism", "persona"):
-        traces = data["figs"][f"radar-{grouping}"]["data"]
-        assert {t["name"] for t in traces} == set(dirs)
-        assert all(t["r"] and all(v is not None for v in t["r"]) for t in traces)
+        [cells] = data["figs"][f"breakdown-{grouping}"]["data"]
+        assert cells["y"] == data["models"] and set(cells["y"]) == set(dirs)
+        assert all(z_row and all(v is not None for v in z_row) for z_row in cells["z"])
 
 
 def test_score_report_and_compare_name_a_model_alike(tmp_path: Path) -> None:

@@ -3,22 +3,26 @@ the page looks for it, nothing shared between models."""
 
 from __future__ import annotations
 
-import base64
-import bz2
 import json
 from pathlib import Path
 
+from report_helpers import un85, unpack
+
 from empathos.examples import examples_dir
 from empathos.records import read_record
-from empathos.report.html import dialogue_detail, pack_dialogues
+from empathos.report.html import dialogue_detail, pack_dialogues, text85
 
 
 def _records() -> list[tuple[str, Path]]:
     return sorted((p.parent.name, p) for p in examples_dir().glob("*/*.json"))
 
 
-def _unpack(pack: str) -> list[dict]:
-    return json.loads(bz2.decompress(base64.b64decode(pack)).decode("utf-8"))
+def test_packed_text_needs_no_escape_in_a_script_element() -> None:
+    data = bytes(range(256)) * 4 + b"tail"
+    for n in range(9):  # every length of the last group
+        text = text85(data[: len(data) - n])
+        assert un85(text) == data[: len(data) - n]
+        assert not set(text) & set('"\\<>&') and text.isascii() and text.isprintable()
 
 
 def test_every_dialogue_is_in_its_models_pack() -> None:
@@ -26,7 +30,7 @@ def test_every_dialogue_is_in_its_models_pack() -> None:
     models = [m for m, _ in items]
     records = [read_record(p) for _, p in items]
     packed = pack_dialogues(models, records)
-    unpacked = [_unpack(p) for p in packed.packs]
+    unpacked = [unpack(p) for p in packed.packs]
     assert len(packed.packs) == len(set(models))  # small models: one pack each
     for model, rec, (k, j) in zip(models, records, packed.where, strict=True):
         want = json.loads(json.dumps(dialogue_detail(rec), ensure_ascii=False))

@@ -3,7 +3,7 @@
 
 The script reads the report's JSON (``#report-data``), draws every plot with plotly.js, and
 renders a dialogue on demand. The dialogues' details are stored in packs (the dialogues of
-one model together), bzip2-compressed and base64-encoded; the page unpacks a pack with
+one model together), bzip2-compressed and base-85 encoded; the page unpacks a pack with
 :data:`BUNZIP2` when a dialogue of it is first opened and keeps it. plotly.js itself is
 gzip'd and unpacked with the browser's ``DecompressionStream``. All record text goes into the
 page through ``textContent``, never as HTML.
@@ -140,16 +140,25 @@ window.bunzip2 = function(src){
 };
 """
 
-#: Unpacks the inlined, gzip'd plotly.js (``#plotly-gz``) and runs it; ``window.plotlyReady``
+#: ``window.un85``: base-85 text (``html.text85``) to bytes. Unpacks the inlined, gzip'd plotly.js (``#plotly-gz``) and runs it; ``window.plotlyReady``
 #: resolves once ``Plotly`` exists.
 LOADER = r"""
-window.unbase64 = function(b64){
-  const bin = atob(b64), bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  return bytes;
+window.un85 = function(s){
+  const A = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%,()*+-;.=:?@^_`{|}~';
+  const val = new Uint8Array(128);
+  for (let i = 0; i < 85; i++) val[A.charCodeAt(i)] = i;
+  const n = s.length, rest = n % 5;
+  const out = new Uint8Array(Math.floor(n / 5) * 4 + (rest ? rest - 1 : 0));
+  for (let i = 0, o = 0; i < n; i += 5) {
+    let acc = 0;
+    for (let j = i; j < i + 5; j++) acc = acc * 85 + (j < n ? val[s.charCodeAt(j)] : 84);
+    const w = acc >>> 0, bytes = [w >>> 24, (w >>> 16) & 255, (w >>> 8) & 255, w & 255];
+    for (let b = 0; b < 4 && o < out.length; b++) out[o++] = bytes[b];
+  }
+  return out;
 };
-window.unpackGzip = async function(b64){
-  const bytes = window.unbase64(b64);
+window.unpackGzip = async function(text){
+  const bytes = window.un85(text);
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
   return await new Response(stream).text();
 };
@@ -276,7 +285,7 @@ const packs = {};  // pack index -> its dialogues' details, unpacked on first us
 function detailOf(r){
   const k = r[col.pack];
   if (!(k in packs))
-    packs[k] = JSON.parse(new TextDecoder('utf-8').decode(window.bunzip2(window.unbase64(D.packs[k]))));
+    packs[k] = JSON.parse(new TextDecoder('utf-8').decode(window.bunzip2(window.un85(D.packs[k]))));
   return packs[k][r[col.item]];
 }
 function ratingsTable(rows){

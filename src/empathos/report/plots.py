@@ -23,10 +23,10 @@ __all__ = [
     "OUTCOME_COLOURS",
     "PALETTE",
     "RADAR_FILL_MAX",
+    "breakdown_figure",
     "heatmap_figure",
     "leaderboard_figure",
     "page_template",
-    "radar_figure",
     "trajectory_figures",
     "usage_figure",
     "wrap_label",
@@ -35,7 +35,7 @@ __all__ = [
 Figure = dict[str, Any]
 #: A colour per model, enough for a large leaderboard (plotly's default cycle repeats at 10).
 PALETTE: tuple[str, ...] = tuple(qualitative.Dark24)
-#: Radar polygons are filled up to this many models; beyond it only outlines stay readable.
+#: The static radar figures fill polygons up to this many models; beyond it only outlines.
 RADAR_FILL_MAX = 6
 OUTCOME_COLOURS = {"success": "#2a9d4b", "failure": "#d1495b", "other": "#8a8f98"}
 AXES = ("C", "A", "P")
@@ -84,53 +84,40 @@ def leaderboard_figure(data: ReportData) -> Figure:
     return _plain(fig)
 
 
-def radar_figure(data: ReportData, grouping: str) -> Figure:
-    """Mean EPM-Q per label of ``grouping`` (domain, mechanism, persona), one trace per model.
+def breakdown_figure(data: ReportData, grouping: str) -> Figure:
+    """Mean EPM-Q per model (rows) and label of ``grouping`` (columns: domain, mechanism,
+    persona), as a heatmap with the value in each cell.
 
-    Readable at a full leaderboard (16 models and more): a colour per model from a 24-colour
-    palette, outlines only (no fills) beyond :data:`RADAR_FILL_MAX` models, the legend beside
-    the plot and tall enough to list every model without scrolling, axis labels wrapped."""
+    Readable at a full leaderboard (16 models and more): a row per model, so the plot grows
+    with the models instead of overplotting them; no legend (the models are the rows, the
+    colour bar is narrow), column labels wrapped."""
     per_model = data.breakdowns.get(grouping, {})
     labels = sorted({lab for per in per_model.values() for lab in per})
     names = data.model_names
-    fill = len(names) <= RADAR_FILL_MAX
-    fig = go.Figure()
-    for i, name in enumerate(names):
+    z: list[list[float | None]] = []
+    n: list[list[int]] = []
+    for name in names:
         per = per_model.get(name, {})
-        r = [round(per[lab][0], 2) if lab in per else None for lab in labels]
-        n = [per[lab][1] if lab in per else 0 for lab in labels]
-        fig.add_trace(
-            go.Scatterpolar(
-                r=[*r, r[0]] if r else [],
-                theta=[*labels, labels[0]] if labels else [],
-                customdata=[*n, n[0]] if n else [],
-                name=name,
-                fill="toself" if fill else "none",
-                opacity=0.55 if fill else 0.9,
-                line={"color": PALETTE[i % len(PALETTE)], "width": 1.5},
-                marker={"size": 4},
-                hovertemplate="%{theta}: %{r:.2f} (%{customdata} dialogues)<extra>"
-                + name
-                + "</extra>",
-            )
+        z.append([round(per[lab][0], 2) if lab in per else None for lab in labels])
+        n.append([per[lab][1] if lab in per else 0 for lab in labels])
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=labels, y=names, customdata=n, colorscale="RdYlGn",
+            texttemplate="%{z:.1f}", textfont={"size": 11}, xgap=1, ygap=1,
+            colorbar={"thickness": 12, "title": {"text": "EPM-Q"}},
+            hovertemplate="%{y}<br>%{x}: %{z:.2f} (%{customdata} dialogues)<extra></extra>",
         )
+    )  # fmt: skip
     fig.update_layout(
         title=f"EPM-Q by {grouping}",
-        showlegend=True,
-        legend={"x": 1.02, "y": 0.5, "yanchor": "middle", "font": {"size": 11}},
-        polar={
-            # room on both sides for the angular labels, which are drawn outside the domain
-            "domain": {"x": [0.16, 0.84], "y": [0.0, 1.0]},
-            "angularaxis": {
-                "tickmode": "array",
-                "tickvals": labels,
-                "ticktext": [wrap_label(lab, "<br>") for lab in labels],
-                "tickfont": {"size": 10},
-            },
+        xaxis={
+            "type": "category", "side": "top", "tickmode": "array", "tickvals": labels,
+            "ticktext": [wrap_label(lab, "<br>") for lab in labels], "tickfont": {"size": 11},
         },
-        height=max(380, 140 + 21 * len(names)),
-        margin={"l": 80, "r": 20, "t": 50, "b": 50},
-    )
+        yaxis={"type": "category", "automargin": True, "autorange": "reversed"},
+        height=160 + 26 * len(names),
+        margin={"l": 60, "r": 20, "t": 110, "b": 20},
+    )  # fmt: skip
     return _plain(fig)
 
 

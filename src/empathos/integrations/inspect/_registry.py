@@ -1,8 +1,9 @@
 """The module Inspect's entry point loads (``[project.entry-points.inspect_ai]``): importing
-it registers the ``empa`` task and the ``epmq`` scorer as ``empathos/empa`` and
-``empathos/epmq``."""
+it registers the ``empa`` task, the ``epmq`` scorer and the judge's meta-check as
+``empathos/empa``, ``empathos/epmq`` and ``empathos/empa_judge_check``."""
 
+from empathos.integrations.inspect.judge_check import empa_judge_check
 from empathos.integrations.inspect.scorer import epmq
 from empathos.integrations.inspect.task import empa
 
-__all__ = ["empa", "epmq"]
+__all__ = ["empa", "empa_judge_check", "epmq"]

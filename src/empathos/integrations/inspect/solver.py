@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from inspect_ai._util.error import PrerequisiteError  # see task.py
 from inspect_ai.model import get_model, model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
@@ -24,6 +23,7 @@ from empathos.epm import TerminationKind
 from empathos.errors import EmpathosError
 from empathos.integrations.inspect.backend import InspectBackend, role_client
 from empathos.integrations.inspect.dataset import EmpaSettings
+from empathos.integrations.inspect.preflight import missing_roles_line, prerequisite
 from empathos.integrations.inspect.transcript import keep_record
 from empathos.llm import ModelClient
 from empathos.records import DialogueRecord, crash_record
@@ -31,10 +31,18 @@ from empathos.run.rundir import DialogueKey
 from empathos.sandbox import Roles, run_dialogue
 from empathos.scenarios import Scenario
 
-__all__ = ["SANDBOX_ROLES", "DialogueEndedInError", "empa_dialogue", "needed_roles"]
+__all__ = [
+    "SANDBOX_ROLES",
+    "TESTED_ROLE",
+    "DialogueEndedInError",
+    "empa_dialogue",
+    "needed_roles",
+]
 
 #: The Inspect model roles of the sandbox.
 SANDBOX_ROLES = ("user", "director", "judge")
+#: The role the model under test's events carry (its model is the eval's, ``--model``).
+TESTED_ROLE = "tested"
 
 
 class DialogueEndedInError(EmpathosError):
@@ -51,15 +59,14 @@ def _clients(director: str) -> dict[str, ModelClient]:
     bound to nothing fails here, naming the flag that binds it."""
     bound = model_roles()
     missing = [role for role in needed_roles(director) if role not in bound]
-    if missing:
-        flags = " ".join(f"--model-role {role}=MODEL" for role in missing)
-        raise PrerequisiteError(
-            f"empathos/empa: no model for the role(s) {', '.join(missing)}: pass {flags} "
-            "(or -T roles=MODEL for every sandbox role)"
-        )
-    clients = {"tested": role_client(get_model(), "tested")}
+    if missing:  # a task built in Python, given its roles by eval(): checked only now
+        raise prerequisite(missing_roles_line(missing))
+    # the eval's model under a role of its own, so its events are labelled too (Inspect
+    # gives the eval's model no role); --model, unless a role "tested" is bound
+    tested = get_model(role=TESTED_ROLE, default=get_model())
+    clients = {"tested": role_client(tested, TESTED_ROLE)}
     for role in needed_roles(director):
-        clients[role] = role_client(get_model(role=role), role)
+        clients[role] = role_client(get_model(role=role, required=True), role)
     return clients
 
 

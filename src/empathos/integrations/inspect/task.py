@@ -10,15 +10,12 @@ from __future__ import annotations
 from typing import Literal
 
 from inspect_ai import Task, task
-
-# Inspect's error for an unmet prerequisite: its CLI prints the message alone, no traceback.
-# Not exported by a public module; the lock pins the version (tests/integrations/inspect).
-from inspect_ai._util.error import PrerequisiteError
 from pydantic import ValidationError
 
 from empathos import __version__
 from empathos.errors import EmpathosError
 from empathos.integrations.inspect.dataset import EmpaSettings, scenario_dataset
+from empathos.integrations.inspect.preflight import check_roles, in_eval, prerequisite
 from empathos.integrations.inspect.scorer import epmq
 from empathos.integrations.inspect.solver import empa_dialogue, needed_roles
 from empathos.scenarios import Scenario
@@ -32,7 +29,7 @@ FAIL_ON_ERROR = 0.5
 
 def _prepared(**params: object) -> tuple[EmpaSettings, list[Scenario]]:
     """The settings and the scenarios, checked; a bad parameter fails as one line (Inspect's
-    own way of showing an unmet prerequisite), never mid-run."""
+    own way of showing an unmet prerequisite, see :mod:`.preflight`), never mid-run."""
     try:
         settings = EmpaSettings.model_validate(params)
         chosen = settings.select()
@@ -40,9 +37,9 @@ def _prepared(**params: object) -> tuple[EmpaSettings, list[Scenario]]:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = str(first["loc"][0]) if first["loc"] else "-T"
-        raise PrerequisiteError(f"empathos/empa: -T {where}: {first['msg']}") from None
+        raise prerequisite(f"empathos/empa: -T {where}: {first['msg']}") from None
     except EmpathosError as exc:
-        raise PrerequisiteError(f"empathos/empa: {exc.line()}") from None
+        raise prerequisite(f"empathos/empa: {exc.line()}") from None
     return settings, chosen
 
 
@@ -88,6 +85,8 @@ def empa(
         system_prompt=system_prompt,
         on_empty=on_empty,
     )
+    if in_eval():  # `inspect eval`: the roles are known now; stop before any sample
+        check_roles(needed_roles(director), roles)
     return Task(
         dataset=scenario_dataset(chosen),
         solver=empa_dialogue(settings),

@@ -3,8 +3,9 @@
 - ``empathos:record``: the dialogue's whole record (our schema, the same JSON as a record
   file of ``empathos run``), from which the scorer scores and ``empathos import-inspect``
   writes record files;
-- ``empathos:turns``: one row per turn, for reading in the viewer: the judge's levels, the
-  EPM state after the turn's evaluation and the director's action.
+- ``empathos:turns``: the turns as text, one line per turn, for reading in ``inspect view``
+  (which folds a list of objects into ``Object(n)``): the judge's levels, the EPM state
+  after the turn's evaluation and the director's action.
 
 The sample's messages are the model under test's own view of the conversation (its system
 prompt, the person as ``user``, its replies as ``assistant``).
@@ -19,7 +20,7 @@ from inspect_ai.util import Store
 
 from empathos.records import DialogueRecord, record_from_data
 
-__all__ = ["RECORD_KEY", "TURNS_KEY", "keep_record", "stored_record", "turn_rows"]
+__all__ = ["RECORD_KEY", "TURNS_KEY", "keep_record", "stored_record", "turn_lines", "turn_rows"]
 
 RECORD_KEY = "empathos:record"
 TURNS_KEY = "empathos:turns"
@@ -48,10 +49,31 @@ def turn_rows(record: DialogueRecord) -> list[dict[str, Any]]:
     return rows
 
 
+def _line(row: dict[str, Any]) -> str:
+    parts = [f"turn {row['turn']}"]
+    if "ratings" in row:
+        levels = " ".join(
+            f"{key} {'?' if level is None else format(level, '+d')}"
+            for key, level in row["ratings"].items()
+        )
+        parts.append(f"judge {levels}" if row["scored"] else "judge unscored")
+        p = ", ".join(f"{x:g}" for x in row["P"])
+        parts.append(f"P ({p}) distance {row['distance']:.2f}")
+        parts.append(f"delta_E {row['delta_E']:.2f} E_total {row['E_total']:.2f}")
+    if "director" in row:
+        parts.append(f"director {row['director']}")
+    return " | ".join(parts)
+
+
+def turn_lines(record: DialogueRecord) -> str:
+    """The turn table as text: one line per turn (:func:`turn_rows`, fields by ``|``)."""
+    return "\n".join(_line(row) for row in turn_rows(record))
+
+
 def keep_record(store: Store, record: DialogueRecord) -> None:
-    """Put the record and its turn table into the sample's store."""
+    """Put the record and its turns as text into the sample's store."""
     store.set(RECORD_KEY, record.model_dump(mode="json"))
-    store.set(TURNS_KEY, turn_rows(record))
+    store.set(TURNS_KEY, turn_lines(record))
 
 
 def stored_record(store: Store | dict[str, Any], where: str) -> DialogueRecord | None:
