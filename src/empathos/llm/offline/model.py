@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from empathos.errors import ConfigError, MissingExtraError
+from empathos.llm.offline.prefix_cache import PrefixCache
 
 __all__ = [
     "CONTEXT_TOKENS",
@@ -90,6 +91,7 @@ class OfflineModel:
     source: str
     load_s: float
     lock: threading.Lock = field(default_factory=threading.Lock)
+    prefix: PrefixCache = field(default_factory=PrefixCache)  # key/value states kept for reuse
     _special: dict[str, Any] = field(default_factory=dict)
 
     def token_sets(self) -> dict[str, Any]:
