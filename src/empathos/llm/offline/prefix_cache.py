@@ -39,12 +39,12 @@ __all__ = [
     "remember_batch",
 ]
 
-DEFAULT_PREFIX_CACHE_MB = 256
+DEFAULT_PREFIX_CACHE_MB = 512
 _ENV = "EMPATHOS_PREFIX_CACHE_MB"
 
 
 def prefix_cache_bytes() -> int:
-    """The bound in bytes: ``$EMPATHOS_PREFIX_CACHE_MB`` MiB (default 256; 0 turns it off)."""
+    """The bound in bytes: ``$EMPATHOS_PREFIX_CACHE_MB`` MiB (default 512; 0 turns it off)."""
     value = os.environ.get(_ENV, str(DEFAULT_PREFIX_CACHE_MB))
     try:
         mib = float(value)
