@@ -203,17 +203,31 @@ def _row(like: torch.Tensor, kept: torch.Tensor | None, pad: int, covered: int) 
 
 
 def remember_batch(
-    prefix: PrefixCache | None, cache: Any, sequences: torch.Tensor, pads: Sequence[int]
+    prefix: PrefixCache | None,
+    cache: Any,
+    sequences: Any,
+    pads: Sequence[int],
+    width: int,
+    stop_ids: Sequence[int] = (),
 ) -> None:
-    """Keep each row's states from ``generate``'s final ``cache`` (prompt and reply, padding
-    cut off) under the row's tokens in ``sequences``."""
+    """Keep each row's states from ``generate``'s final ``cache`` under the row's tokens in
+    ``sequences`` (prompts left-padded by ``pads`` to ``width``, then the replies): prompt and
+    reply, the padding cut off, and what the row was fed after the first ``stop_ids`` token
+    of its reply (the batch went on without it) left out."""
     if prefix is None or prefix.max_bytes <= 0:
         return
     layers = layers_of(cache)
     if layers is None:
         return
     length = layers[0][0].shape[2]  # every token fed: all but the last generated one
+    stops = set(stop_ids)
     for row, pad in enumerate(pads):
         tokens = sequences[row, pad:length].tolist()
-        prefix.store(tokens, [(k[row : row + 1, :, pad:length], v[row : row + 1, :, pad:length])
-                              for k, v in layers])  # fmt: skip
+        end = len(tokens)
+        for j in range(width - pad, len(tokens)):
+            if tokens[j] in stops:
+                end = j + 1
+                break
+        kept = [(k[row : row + 1, :, pad : pad + end], v[row : row + 1, :, pad : pad + end])
+                for k, v in layers]  # fmt: skip
+        prefix.store(tokens[:end], kept)
