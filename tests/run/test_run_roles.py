@@ -89,6 +89,7 @@ def test_roles_flags_run_every_role_on_the_served_endpoint(tmp_path: Path) -> No
     assert "NOT MEANINGFUL" not in done.stdout + done.stderr
     m = manifest(out)
     assert m["score_warning"] is None
+    assert m["offline"]["weights"] == "float32"  # the offline model's setting is on record
     for role in ("user", "director", "judge", "model_under_test"):
         assert m["config"]["roles"][role]["kind"] == "openai"
     record = read_record(out / "records" / "en-01-sourdough__t0.json")

@@ -28,6 +28,7 @@ import torch
 
 from empathos.errors import ConfigError
 from empathos.llm.offline.model import converted_dir, load_offline_model, set_torch_threads
+from empathos.llm.offline.prefix_cache import PrefixCache, batch_cache, remember_batch
 from empathos.llm.types import Message
 
 __all__ = [
@@ -57,6 +58,7 @@ class Generation:
     logprobs: list[float]
     text: str
     finished: bool
+    cached_tokens: int = 0  # prompt tokens taken from the prefix cache
 
 
 def _bundled_dir() -> Path:
@@ -129,6 +131,9 @@ class LocalPolicy:
     dtype: torch.dtype
     lora: bool
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # key/value states of recent prompts, reused while the weights stay as they were
+    prefix: PrefixCache = field(default_factory=PrefixCache)
+    _weights_seen: int = -1
 
     @property
     def context_tokens(self) -> int:
@@ -164,6 +169,19 @@ class LocalPolicy:
         budget = max(64, self.context_tokens - max_new)
         return [int(x) for x in ids[-budget:]]
 
+    def _weights_version(self) -> int:
+        """A number that changes whenever a trainable weight is written in place (an
+        optimizer step): torch counts each tensor's in-place writes."""
+        return sum(p._version for p in self.model.parameters() if p.requires_grad)
+
+    def _fresh_prefix(self) -> PrefixCache:
+        """The prefix cache, emptied first if the weights changed since it was filled."""
+        version = self._weights_version()
+        if version != self._weights_seen:
+            self.prefix.clear()
+            self._weights_seen = version
+        return self.prefix
+
     def generate(
         self,
         prompts: Sequence[Sequence[int]],
@@ -189,6 +207,7 @@ class LocalPolicy:
         pad = int(self.tokenizer.pad_token_id or self.tokenizer.eos_token_id)
         eos = self.eos_ids
         width = max(len(p) for p in prompts)
+        pads = [width - len(p) for p in prompts]
         ids = torch.tensor([[pad] * (width - len(p)) + list(p) for p in prompts])
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
         kwargs: dict[str, Any] = {
@@ -204,12 +223,17 @@ class LocalPolicy:
         with self.lock, torch.inference_mode():
             was_training = self.model.training
             self.model.eval()
+            prefix = self._fresh_prefix()
+            cache, used = batch_cache(prefix, prompts, width)
+            if cache is not None:
+                kwargs["cache"] = cache
             try:
                 res = self.model.generate(
                     input_ids=ids.to(self.device), attention_mask=mask.to(self.device), **kwargs
                 )
             finally:
                 self.model.train(was_training)
+            remember_batch(prefix, res.cache, res.sequences, pads, width, eos)
         new = res.sequences[:, width:].cpu()
         if res.logits:
             logits = torch.stack([x.float() for x in res.logits], dim=1).cpu()  # (B, N, V)
@@ -217,26 +241,40 @@ class LocalPolicy:
             chosen = logp.gather(2, new[:, : logits.shape[1], None])[..., 0]
         else:
             chosen = torch.zeros(new.shape)
-        gens = []
-        for row, lp_row, prompt in zip(new.tolist(), chosen.tolist(), prompts, strict=True):
-            n = len(row)
-            finished = False
-            for j, tok in enumerate(row):
-                if tok in eos:
-                    n, finished = j + 1, True
-                    break
-            toks = [int(x) for x in row[:n]]
-            text = self.tokenizer.decode(toks, skip_special_tokens=True).strip()
-            gens.append(
-                Generation(
-                    prompt_ids=list(prompt),
-                    token_ids=toks,
-                    logprobs=[float(x) for x in lp_row[:n]],
-                    text=text,
-                    finished=finished,
-                )
+        return _generations(self.tokenizer, new, chosen, prompts, used, eos)
+
+
+def _generations(
+    tokenizer: Any,
+    new: torch.Tensor,
+    chosen: torch.Tensor,
+    prompts: Sequence[Sequence[int]],
+    used: Sequence[int],
+    eos: list[int],
+) -> list[Generation]:
+    """Each row's reply (cut after its first end token), with its log-probs and text."""
+    gens = []
+    for row, lp_row, prompt, n_cached in zip(
+        new.tolist(), chosen.tolist(), prompts, used, strict=True
+    ):
+        n = len(row)
+        finished = False
+        for j, tok in enumerate(row):
+            if tok in eos:
+                n, finished = j + 1, True
+                break
+        toks = [int(x) for x in row[:n]]
+        gens.append(
+            Generation(
+                prompt_ids=list(prompt),
+                token_ids=toks,
+                logprobs=[float(x) for x in lp_row[:n]],
+                text=tokenizer.decode(toks, skip_special_tokens=True).strip(),
+                finished=finished,
+                cached_tokens=n_cached,
             )
-        return gens
+        )
+    return gens
 
 
 _POLICIES: dict[tuple[str, str | None], LocalPolicy] = {}

@@ -141,6 +141,7 @@ def _reply(gen: Generation) -> RawReply:
         content=gen.text,
         input_tokens=len(gen.prompt_ids),
         output_tokens=len(gen.token_ids),
+        cached_tokens=gen.cached_tokens,
         finish_reason="stop" if gen.finished else "length",
     )
 

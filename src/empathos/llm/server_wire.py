@@ -293,6 +293,8 @@ def completion_body(
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
+        # of the prompt, the tokens the prefix cache served (OpenAI's spelling)
+        "prompt_tokens_details": {"cached_tokens": replies[0].cached_tokens},
     }
     if requested is not None and window is not None and requested > window - prompt:
         usage["max_tokens_clamped_to"] = window - prompt  # what the context left for the reply

@@ -153,6 +153,12 @@ class Manifest(_Model):
         description="Set on the directories `empathos rejudge` writes: the source run and "
         "the judge. None: an ordinary run.",
     )
+    offline: dict[str, str] | None = Field(
+        None,
+        description="What the bundled offline model computed with: weights (float32 or "
+        "bfloat16), torch threads, prefix cache bound in MiB. None: written before these "
+        "were recorded.",
+    )
     usage: RunUsage | None = Field(
         None,
         description="Tokens (cached prompt tokens apart) and cost of the dialogues the "

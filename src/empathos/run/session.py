@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, RecordError, ScenarioError
 from empathos.llm import ModelClient, ResponseCache
+from empathos.llm.offline.model import offline_settings
 from empathos.prompts import load_template, model_under_test_prompt
 from empathos.records import DialogueRecord, LoadedRecord, crash_record, load_records
 from empathos.run.config import RunConfig
@@ -251,6 +252,7 @@ def _new_manifest(
             Session(started_at=now, status="running"),
         ],
         score_warning=config.score_warning(),
+        offline=offline_settings(),
     )
 
 

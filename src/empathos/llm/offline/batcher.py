@@ -20,6 +20,7 @@ from empathos.llm.offline import sampling
 from empathos.llm.offline.decoder import constrained_reply, json_object_reply
 from empathos.llm.offline.extras import generate_extras, penalties_of
 from empathos.llm.offline.model import OfflineModel
+from empathos.llm.offline.prefix_cache import batch_cache, remember_batch
 from empathos.llm.structured import tools_instruction, with_instruction
 from empathos.llm.types import ChatRequest, RawReply
 
@@ -81,24 +82,35 @@ def _generate(
     kwargs: dict[str, Any],
     seed: int | None,
     cancel: list[threading.Event] | None,
-) -> list[list[int]]:
+) -> tuple[list[list[int]], list[int]]:
     """The new tokens of each prompt, generated as one left-padded batch (with the requests'
-    penalties, stop strings and cancel events: :mod:`.extras`)."""
+    penalties, stop strings and cancel events: :mod:`.extras`), and each prompt's count of
+    tokens taken from the model's prefix cache (:mod:`.prefix_cache`)."""
     import torch
 
     eos = int(lm.tokenizer.eos_token_id)
     width = max(len(p) for p in prompts)
-    ids = torch.tensor([[eos] * (width - len(p)) + p for p in prompts])
-    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+    pads = [width - len(p) for p in prompts]
+    ids = torch.tensor([[eos] * pad + p for pad, p in zip(pads, prompts, strict=True)])
+    mask = torch.tensor([[0] * pad + [1] * len(p) for pad, p in zip(pads, prompts, strict=True)])
     kwargs = {**kwargs, **generate_extras(lm, requests, width, cancel)}
     with lm.lock, torch.inference_mode():
+        cache, used = batch_cache(lm.prefix, prompts, width)
+        if cache is not None:
+            kwargs["cache"] = cache
         if seed is not None:
             torch.manual_seed(seed)
         out = lm.model.generate(
-            input_ids=ids, attention_mask=mask, pad_token_id=eos, max_new_tokens=max_new, **kwargs
+            input_ids=ids,
+            attention_mask=mask,
+            pad_token_id=eos,
+            max_new_tokens=max_new,
+            return_dict_in_generate=True,
+            **kwargs,
         )
-    rows: list[list[int]] = out[:, width:].tolist()
-    return rows
+        remember_batch(lm.prefix, out.cache, out.sequences, pads, width, [eos])
+    rows: list[list[int]] = out.sequences[:, width:].tolist()
+    return rows, used
 
 
 def _reply(lm: OfflineModel, row: list[int], prompt: list[int], cap: int) -> RawReply:
@@ -137,12 +149,15 @@ def generate_batch(
     params = requests[0].params
     seed = int(params["seed"]) if "seed" in params else None
     kwargs = sampling.generate_kwargs(params)
-    rows = _generate(lm, requests, prompts, max(caps), kwargs, seed, cancel)
-    replies = [_reply(lm, *args) for args in zip(rows, prompts, caps, strict=True)]
+    rows, used = _generate(lm, requests, prompts, max(caps), kwargs, seed, cancel)
+    replies = [
+        _reply(lm, row, prompt, cap).model_copy(update={"cached_tokens": n})
+        for row, prompt, cap, n in zip(rows, prompts, caps, used, strict=True)
+    ]
     echoed = [i for i, req in enumerate(requests) if _echoes(lm, replies[i], req)]
     if not echoed:
         return replies
-    again = _generate(
+    again, again_used = _generate(
         lm,
         [requests[i] for i in echoed],
         [prompts[i] for i in echoed],
@@ -151,13 +166,14 @@ def generate_batch(
         (seed or 0) + 1,
         None if cancel is None else [cancel[i] for i in echoed],
     )
-    for i, row in zip(echoed, again, strict=True):
+    for i, row, n in zip(echoed, again, again_used, strict=True):
         first, second = replies[i], _reply(lm, row, prompts[i], caps[i])
         flags = ["echo_resampled", *(["echo"] if _echoes(lm, second, requests[i]) else [])]
         replies[i] = second.model_copy(
             update={
                 "input_tokens": first.input_tokens + second.input_tokens,
                 "output_tokens": first.output_tokens + second.output_tokens,
+                "cached_tokens": first.cached_tokens + n,
                 "flags": flags,
             }
         )

@@ -15,6 +15,7 @@ from typing import Any
 from empathos.llm.offline.constrained import build_json, build_tool_call
 from empathos.llm.offline.json_prefix import JsonObjectPrefix
 from empathos.llm.offline.model import OfflineModel
+from empathos.llm.offline.prefix_cache import layers_of
 from empathos.llm.types import ChatRequest, RawReply, RawToolCall
 
 __all__ = ["TorchDecoder", "constrained_reply", "json_object_reply"]
@@ -49,10 +50,16 @@ class TorchDecoder:
         self.lm = lm
         self.sets = lm.token_sets()
         self.eos = int(lm.tokenizer.eos_token_id)
-        self.cache = DynamicCache()
-        self.ids: list[int] = []
+        # the longest prefix of the prompt kept by the model's prefix cache is not computed again
+        self.cached, kept = lm.prefix.lookup(prompt)
+        self.cache = DynamicCache(ddp_cache_data=kept) if kept else DynamicCache()
+        self.ids: list[int] = list(prompt[: self.cached])
         self.logits: Any = None
-        self._feed(prompt)
+        self._feed(prompt[self.cached :])
+        lm.prefix.saved_tokens += self.cached
+        kept_now = layers_of(self.cache)
+        if kept_now is not None:
+            lm.prefix.store(prompt, kept_now)
         self.prompt_len = len(prompt)
         self.string_cap = string_cap
 
@@ -186,6 +193,7 @@ def constrained_reply(lm: OfflineModel, prompt: list[int], request: ChatRequest)
             tool_calls=[RawToolCall(id="call_0", name=name, arguments=arguments)],
             input_tokens=len(prompt),
             output_tokens=decoder.generated,
+            cached_tokens=decoder.cached,
             finish_reason="tool_calls",
         )
     assert request.response_schema is not None
@@ -194,6 +202,7 @@ def constrained_reply(lm: OfflineModel, prompt: list[int], request: ChatRequest)
         content=text,
         input_tokens=len(prompt),
         output_tokens=decoder.generated,
+        cached_tokens=decoder.cached,
         finish_reason="stop",
     )
 
@@ -258,5 +267,6 @@ def json_object_reply(
         content=text.strip(),
         input_tokens=len(prompt),
         output_tokens=decoder.generated,
+        cached_tokens=decoder.cached,
         finish_reason=finish,
     )

