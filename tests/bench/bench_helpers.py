@@ -3,7 +3,9 @@ benchmark's layout (never benchmark text)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typer.testing import CliRunner
 
 from empathos.cli.main import app
 from empathos.errors import EmpathosError
+from empathos.llm.testing import LoopbackServer, completion_body, read_request
 
 
 @dataclass(frozen=True)
@@ -76,3 +79,45 @@ def ratings_text(qid: str, offset: int, *, revise: bool = False, revised_offset:
         f"First pass scores:\n{block(offset)}\n\nCritique: thinking again.\n\n"
         f"Revised scores:\n{block(revised_offset)}\n"
     )
+
+
+Reply = Callable[[dict[str, Any]], "str | int"]
+
+
+class ScriptedServer(LoopbackServer):
+    """A loopback OpenAI-compatible server whose model is a function of the request body:
+    it returns the reply's text, or an HTTP status for a failure. Every body is kept."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__("bench-scripted-server")
+        self.reply = reply
+        self.bodies: list[dict[str, Any]] = []
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                _, _, raw = await read_request(reader)
+                body = json.loads(raw)
+                self.bodies.append(body)
+                answer = self.reply(body)
+                if isinstance(answer, int):
+                    data = json.dumps({"error": {"message": "scripted failure"}}).encode()
+                    head = b"HTTP/1.1 %d Failure\r\n" % answer
+                else:
+                    data = json.dumps(completion_body(answer, None, body["model"])).encode()
+                    head = b"HTTP/1.1 200 OK\r\n"
+                writer.write(
+                    head
+                    + b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%b"
+                    % (len(data), data)
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+def last_user(body: dict[str, Any]) -> str:
+    """The text of the request's last user message."""
+    return next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")

@@ -18,18 +18,40 @@ from empathos.bench.eqbench_files import (
     find_questions,
     read_questions,
 )
-from empathos.errors import InputError
-
-__all__ = ["OutFormat", "app", "eqbench_app"]
-
-app = typer.Typer(
-    help="Other emotional-intelligence benchmarks on the same endpoints (docs/bench.md).",
-    no_args_is_help=True,
+from empathos.bench.record import BenchName
+from empathos.bench.summary import load_bench_dir, summarise
+from empathos.cli.bench_run import (
+    BaseUrlOpt,
+    ConcOpt,
+    ConfigOpt,
+    DataOpt,
+    ForceOpt,
+    JudgeKeyOpt,
+    JudgeModelOpt,
+    JudgeUrlOpt,
+    KeyOpt,
+    LimitOpt,
+    ModelOpt,
+    OutOpt,
+    RetryOpt,
+    compare_table,
+    run_bench,
+    summary_json,
+    summary_tables,
 )
-eqbench_app = typer.Typer(
-    help="EQ-Bench (v2): emotion-intensity ratings scored against references."
-)
-app.add_typer(eqbench_app, name="eqbench")
+from empathos.errors import ConfigError, InputError
+
+__all__ = [
+    "OutFormat",
+    "app",
+    "bench_compare_cmd",
+    "bench_score_cmd",
+    "emobench_cmd",
+    "eqbench3_cmd",
+    "eqbench_app",
+    "eqbench_cmd",
+    "score_cmd",
+]
 
 
 class OutFormat(StrEnum):
@@ -37,6 +59,101 @@ class OutFormat(StrEnum):
 
     table = "table"
     json = "json"
+
+
+app = typer.Typer(
+    help="Other emotional-intelligence benchmarks on the same endpoints (docs/bench.md).",
+    no_args_is_help=True,
+)
+eqbench_app = typer.Typer(
+    help="EQ-Bench (v2): emotion-intensity ratings scored against references. Without a "
+    "sub-command: run it (the options below); `score`: recompute published result files."
+)
+
+
+def _run(name: BenchName, data: Path, limit: int | None, force: bool, **opts: object) -> None:
+    code = run_bench(name, data, limit, force, **opts)
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command("emobench")
+def emobench_cmd(
+    data: DataOpt, model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: KeyOpt = None,
+    config: ConfigOpt = None, out: OutOpt = None, concurrency: ConcOpt = None,
+    limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
+) -> None:  # fmt: skip
+    """EmoBench: multiple-choice emotional understanding (EU) and application (EA)."""
+    _run("emobench", data, limit, force, model=model, base_url=base_url,
+         api_key_env=api_key_env, config=config, out=out, concurrency=concurrency,
+         no_retry_errors=no_retry_errors)  # fmt: skip
+
+
+@eqbench_app.callback(invoke_without_command=True)
+def eqbench_cmd(
+    ctx: typer.Context,
+    data: Annotated[Path | None, typer.Option(
+        help="Your copy: a clone of EQ-bench/EQ-Bench or its data folder.")] = None,
+    model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: KeyOpt = None,
+    config: ConfigOpt = None, out: OutOpt = None, concurrency: ConcOpt = None,
+    limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
+) -> None:  # fmt: skip
+    """EQ-Bench (v2): run it on an endpoint (or `score` published result files)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if data is None:
+        raise ConfigError("needed to run the benchmark (your copy of it)", field="--data")
+    _run("eqbench", data, limit, force, model=model, base_url=base_url,
+         api_key_env=api_key_env, config=config, out=out, concurrency=concurrency,
+         no_retry_errors=no_retry_errors)  # fmt: skip
+
+
+app.add_typer(eqbench_app, name="eqbench")
+
+
+@app.command("eqbench3")
+def eqbench3_cmd(
+    data: DataOpt, model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: KeyOpt = None,
+    roles_model: JudgeModelOpt = None, roles_base_url: JudgeUrlOpt = None,
+    roles_api_key_env: JudgeKeyOpt = None,
+    config: ConfigOpt = None, out: OutOpt = None, concurrency: ConcOpt = None,
+    limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
+) -> None:  # fmt: skip
+    """EQ-Bench 3's rubric pass: scripted role-plays, a debrief, a judge's rubric scores."""
+    _run("eqbench3", data, limit, force, model=model, base_url=base_url,
+         api_key_env=api_key_env, roles_model=roles_model, roles_base_url=roles_base_url,
+         roles_api_key_env=roles_api_key_env, config=config, out=out,
+         concurrency=concurrency, no_retry_errors=no_retry_errors)  # fmt: skip
+
+
+@app.command("score")
+def bench_score_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Bench run directories.")],
+    fmt: Annotated[OutFormat, typer.Option("--format", help="table or json")] = OutFormat.table,
+) -> None:
+    """The numbers of bench run directories (as printed at the end of a run)."""
+    console = Console(width=160)
+    summaries = []
+    for path in paths:
+        bench = load_bench_dir(path)
+        if bench is None:
+            raise ConfigError("is not a bench run directory", file=path)
+        summaries.append(summarise(bench))
+    if fmt is OutFormat.json:
+        typer.echo(json.dumps([summary_json(s) for s in summaries], indent=1))
+        return
+    for summary in summaries:
+        for table in summary_tables(summary):
+            console.print(table)
+
+
+@app.command("compare")
+def bench_compare_cmd(
+    base: Annotated[Path, typer.Argument(help="The base model's bench run directory.")],
+    trained: Annotated[Path, typer.Argument(help="The trained model's, same benchmark.")],
+) -> None:
+    """Trained - base per measure, paired over items: difference, interval, p-value."""
+    Console(width=160).print(compare_table(base, trained))
 
 
 def _questions_for(result: Path, data: Path | None) -> Path:
