@@ -86,7 +86,9 @@ Reply = Callable[[dict[str, Any]], "str | int"]
 
 class ScriptedServer(LoopbackServer):
     """A loopback OpenAI-compatible server whose model is a function of the request body:
-    it returns the reply's text, or an HTTP status for a failure. Every body is kept."""
+    it returns the reply's text, or an HTTP status for a failure. Every body is kept. Every
+    response ends its connection: Inspect does not close its HTTP clients, and a connection
+    left open would be collected, unclosed, in a later test."""
 
     def __init__(self, reply: Reply) -> None:
         super().__init__("bench-scripted-server")
@@ -95,8 +97,8 @@ class ScriptedServer(LoopbackServer):
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            while True:
-                _, _, raw = await read_request(reader)
+            _, _, raw = await read_request(reader)
+            if raw:
                 body = json.loads(raw)
                 self.bodies.append(body)
                 answer = self.reply(body)
@@ -108,8 +110,8 @@ class ScriptedServer(LoopbackServer):
                     head = b"HTTP/1.1 200 OK\r\n"
                 writer.write(
                     head
-                    + b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%b"
-                    % (len(data), data)
+                    + b"connection: close\r\ncontent-type: application/json\r\n"
+                    + b"content-length: %d\r\n\r\n%b" % (len(data), data)
                 )
                 await writer.drain()
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
