@@ -71,6 +71,10 @@ def test_known_subset_gives_exact_accuracy_per_task_and_language(tmp_path: Path)
     assert 0 <= diffs["EU emotion"].p_value <= 1
     shown = cli("bench", "compare", tmp_path / "base", tmp_path / "trained")
     assert shown.exit_code == 0 and "+40.00" in shown.stdout
+    # The EMPA commands read bench directories too.
+    assert cli("compare", tmp_path / "base", tmp_path / "trained").stdout == shown.stdout
+    (scored,) = json.loads(cli("score", tmp_path / "base", "--format", "json").stdout)
+    assert scored["measures"]["EU emotion"]["value"] == pytest.approx(60.0)
 
 
 def test_the_sample_copy_reads_and_prompts_fill(emobench_sample: Path) -> None:

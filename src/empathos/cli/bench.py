@@ -19,7 +19,6 @@ from empathos.bench.eqbench_files import (
     read_questions,
 )
 from empathos.bench.record import BenchName
-from empathos.bench.summary import load_bench_dir, summarise
 from empathos.cli.bench_run import (
     BaseUrlOpt,
     ConcOpt,
@@ -35,9 +34,8 @@ from empathos.cli.bench_run import (
     OutOpt,
     RetryOpt,
     compare_table,
+    print_bench_dirs,
     run_bench,
-    summary_json,
-    summary_tables,
 )
 from empathos.errors import ConfigError, InputError
 
@@ -132,19 +130,7 @@ def bench_score_cmd(
     fmt: Annotated[OutFormat, typer.Option("--format", help="table or json")] = OutFormat.table,
 ) -> None:
     """The numbers of bench run directories (as printed at the end of a run)."""
-    console = Console(width=160)
-    summaries = []
-    for path in paths:
-        bench = load_bench_dir(path)
-        if bench is None:
-            raise ConfigError("is not a bench run directory", file=path)
-        summaries.append(summarise(bench))
-    if fmt is OutFormat.json:
-        typer.echo(json.dumps([summary_json(s) for s in summaries], indent=1))
-        return
-    for summary in summaries:
-        for table in summary_tables(summary):
-            console.print(table)
+    print_bench_dirs(paths, as_json=fmt is OutFormat.json)
 
 
 @app.command("compare")

@@ -4,6 +4,7 @@ numbers; `empathos bench score` and `empathos bench compare` read bench run dire
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,7 +17,14 @@ from empathos.bench.record import BenchName
 from empathos.bench.summary import BenchSummary, compare_dirs, load_bench_dir, summarise
 from empathos.errors import ConfigError
 
-__all__ = ["compare_table", "run_bench", "summary_json", "summary_tables"]
+__all__ = [
+    "compare_table",
+    "is_bench_dir",
+    "print_bench_dirs",
+    "run_bench",
+    "summary_json",
+    "summary_tables",
+]
 
 
 DataOpt = Annotated[
@@ -213,3 +221,33 @@ def compare_table(base: Path, trained: Path) -> Table:
         table.add_row(p.measure, _num(s.mean_b), _num(s.mean_a), _num(s.mean_diff, "{:+.2f}"), ci,
                       _num(s.p_value, "{:.3f}"), str(s.pairs))  # fmt: skip
     return table
+
+
+def is_bench_dir(path: Path) -> bool:
+    """True for a directory ``empathos bench`` wrote (its manifest names a benchmark)."""
+    from empathos.run.manifest import read_manifest
+
+    if not path.is_dir():
+        return False
+    try:
+        manifest = read_manifest(path)
+    except ConfigError:  # a damaged manifest: not ours to judge here
+        return False
+    return manifest is not None and manifest.bench is not None
+
+
+def print_bench_dirs(paths: list[Path], *, as_json: bool) -> None:
+    """The summaries of bench directories, as ``empathos bench score`` prints them."""
+    summaries = []
+    for path in paths:
+        bench = load_bench_dir(path)
+        if bench is None:
+            raise ConfigError("is not a bench run directory", file=path)
+        summaries.append(summarise(bench))
+    if as_json:
+        typer.echo(json.dumps([summary_json(s) for s in summaries], indent=1))
+        return
+    console = Console(width=160)
+    for summary in summaries:
+        for table in summary_tables(summary):
+            console.print(table)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from empathos.cli.bench_run import compare_table, is_bench_dir
 from empathos.cli.score import Label, LabelOpt, Preset, _load, _paths_or_examples
 from empathos.epm import EPMConfig
 from empathos.records import LoadedRecord
@@ -108,6 +109,9 @@ def _compare(
     scenarios: list[str] | None,
     label: Label,
 ) -> int:
+    if is_bench_dir(a) or is_bench_dir(b):  # `empathos bench` directories (docs/bench.md)
+        Console(width=160).print(compare_table(a, b))
+        return 0
     err = Console(stderr=True)
     ra, rb, names, unreadable = _sides(a, b, label, err)
     config = EPMConfig.preset(preset.value)
