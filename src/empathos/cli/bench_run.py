@@ -3,9 +3,9 @@ numbers; `empathos bench score` and `empathos bench compare` read bench run dire
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from empathos.bench.record import BenchName
-from empathos.bench.summary import BenchSummary, compare_dirs, load_bench_dir, summarise
+from empathos.bench.summary import BenchDir, BenchSummary, compare_dirs, load_bench_dir, summarise
 from empathos.errors import ConfigError
 
 __all__ = [
@@ -93,8 +93,7 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
     """Run one benchmark; print its numbers; the exit code (1: some items are errors)."""
     from empathos.bench.campaign import bench_usage, execute_bench, prepare_bench
     from empathos.report.tables import usage_line
-    from empathos.run.progress import RunProgress
-    from empathos.run.session import close_session
+    from empathos.run.session import drive_session
 
     config = _config(name, opts)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -107,19 +106,17 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
         f"({len(plan.finished)} done before)",
         markup=False,
     )
-    status: Any = "failed"
-    try:
-        with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
-            outcome = asyncio.run(execute_bench(prepared, progress))
-        status = "completed"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
+    bench: BenchDir | None = None
+
+    def usage() -> None:
+        nonlocal bench
         bench = load_bench_dir(Path(config.out))
         if bench is not None:
             prepared.usage = bench_usage([(f"{r.item_id}__t0", r) for r in bench.records])
-        close_session(prepared, prepared.outcome, status)
+
+    outcome = drive_session(
+        prepared, partial(execute_bench, prepared), err, plan, before_close=usage
+    )
     if prepared.usage is not None:
         err.print(usage_line(prepared.usage), markup=False)
     if bench is not None:

@@ -6,9 +6,9 @@ is measured with ``empathos.validate.stats`` (the CLI composes the two applicati
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -109,9 +109,8 @@ def _rejudge(
     run: Path, out: Path, judge_args: tuple[Path | None, str | None, str | None, str | None],
     scenarios: list[str], keep_p0: bool, concurrency: int, force: bool,
 ) -> int:  # fmt: skip
-    from empathos.run.progress import RunProgress
     from empathos.run.rejudge_run import execute_rejudge, prepare_rejudge
-    from empathos.run.session import close_session, usage_of
+    from empathos.run.session import drive_session, usage_of
 
     config, model, base_url, key_env = judge_args
     flags = {"judge_model": model, "judge_base_url": base_url, "judge_api_key_env": key_env}
@@ -129,16 +128,7 @@ def _rejudge(
         f"{prepared.judge.model} into {out} ({len(plan.finished)} done before)",
         markup=False,
     )
-    status: Any = "failed"
-    try:
-        with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
-            outcome = asyncio.run(execute_rejudge(prepared, progress))
-        status = "completed"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        close_session(prepared, prepared.outcome, status)
+    outcome = drive_session(prepared, partial(execute_rejudge, prepared), err, plan)
     err.print(usage_line(usage_of(prepared)), markup=False)
     new, _ = load_records([out / "records"])
     by_id = {x.path.stem: x.record for x in new}
