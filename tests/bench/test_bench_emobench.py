@@ -75,6 +75,10 @@ def test_known_subset_gives_exact_accuracy_per_task_and_language(tmp_path: Path)
     assert cli("compare", tmp_path / "base", tmp_path / "trained").stdout == shown.stdout
     (scored,) = json.loads(cli("score", tmp_path / "base", "--format", "json").stdout)
     assert scored["measures"]["EU emotion"]["value"] == pytest.approx(60.0)
+    report = cli("report", tmp_path / "base", "--out", tmp_path / "report", "--no-figures")
+    assert report.exit_code == 0, report.error
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert 'id="sec-bench"' in page and "<td>EU emotion</td><td>60.00</td>" in page
 
 
 def test_the_sample_copy_reads_and_prompts_fill(emobench_sample: Path) -> None:

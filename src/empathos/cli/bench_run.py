@@ -18,6 +18,7 @@ from empathos.bench.summary import BenchDir, BenchSummary, compare_dirs, load_be
 from empathos.errors import ConfigError
 
 __all__ = [
+    "bench_section_html",
     "compare_table",
     "is_bench_dir",
     "print_bench_dirs",
@@ -248,3 +249,31 @@ def print_bench_dirs(paths: list[Path], *, as_json: bool) -> None:
     for summary in summaries:
         for table in summary_tables(summary):
             console.print(table)
+
+
+def bench_section_html(paths: list[Path]) -> str:
+    """The report's section for bench directories: each benchmark's measures per model."""
+    import html
+
+    rows = []
+    for path in paths:
+        bench = load_bench_dir(path)
+        if bench is None:
+            continue
+        s = summarise(bench)
+        for m in s.measures:
+            cells = (s.name, s.model, m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}",
+                     str(m.n), str(s.errors), str(s.unparseable))  # fmt: skip
+            rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("benchmark", "model", "measure", "value", "95% interval", "items", "errors",
+                  "unparseable")
+    )  # fmt: skip
+    return (
+        '<section id="sec-bench"><h2>Other benchmarks (empathos bench)</h2>'
+        f'<table id="bench"><tr>{head}</tr>{"".join(rows)}</table>'
+        '<p class="note">EmoBench: accuracy (%) per task; EQ-Bench: the v2 score (0-100); '
+        "EQ-Bench 3: the rubric score (0-100). Intervals: bootstrap over items; errors (endpoint "
+        "failures) are left out. See docs/bench.md.</p></section>"
+    )
