@@ -15,6 +15,13 @@ if [ -z "${EMPATHOS_EMPA_SAMPLE:-}" ] && [ -d ../shared/data/empa-official-sampl
   EMPATHOS_EMPA_SAMPLE="$(cd ../shared/data/empa-official-sample && pwd)"
   export EMPATHOS_EMPA_SAMPLE
 fi
+# The other benchmarks' samples (MIT; read through a path, never copied; docs/bench.md).
+for pair in EMOBENCH:emobench-sample EQBENCH_V2:eqbench-v2-sample EQBENCH3:eqbench3-sample; do
+  var="EMPATHOS_${pair%%:*}_SAMPLE" dir="../shared/data/${pair#*:}"
+  if [ -z "${!var:-}" ] && [ -d "$dir" ]; then
+    export "$var=$(cd "$dir" && pwd)"
+  fi
+done
 # The report's browser tests drive Debian's chromium (Playwright's own browser download is not used).
 if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   echo "== installing chromium (report browser tests)"

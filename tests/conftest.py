@@ -1,6 +1,8 @@
 """Shared fixtures.
 
-The published EMPA sample is read through EMPATHOS_EMPA_SAMPLE (set by .ci/run)."""
+The published EMPA sample is read through EMPATHOS_EMPA_SAMPLE (set by .ci/run); the other
+benchmarks' samples through EMPATHOS_EMOBENCH_SAMPLE, EMPATHOS_EQBENCH_V2_SAMPLE and
+EMPATHOS_EQBENCH3_SAMPLE (set by scripts/test.sh from ../shared/data)."""
 
 from __future__ import annotations
 
@@ -20,3 +22,31 @@ def empa_sample() -> Path:
     if not (path / "results").is_dir():
         pytest.skip(f"EMPATHOS_EMPA_SAMPLE={path} holds no results/ folder")
     return path
+
+
+def _sample(variable: str, marker: str) -> Path:
+    value = os.environ.get(variable)
+    if not value:
+        pytest.skip(f"{variable} is not set (the sample is not available)")
+    path = Path(value)
+    if not (path / marker).exists():
+        pytest.skip(f"{variable}={path} holds no {marker}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def emobench_sample() -> Path:
+    """Path of the EmoBench sample (its repository's layout); skips when absent."""
+    return _sample("EMPATHOS_EMOBENCH_SAMPLE", "data/EU.jsonl")
+
+
+@pytest.fixture(scope="session")
+def eqbench_v2_sample() -> Path:
+    """Path of the EQ-Bench v2 sample (questions and three published result files)."""
+    return _sample("EMPATHOS_EQBENCH_V2_SAMPLE", "results/eq-bench")
+
+
+@pytest.fixture(scope="session")
+def eqbench3_sample() -> Path:
+    """Path of the EQ-Bench 3 sample (its data/ text files); skips when absent."""
+    return _sample("EMPATHOS_EQBENCH3_SAMPLE", "data/scenario_prompts.txt")

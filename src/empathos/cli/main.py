@@ -9,6 +9,7 @@ import typer
 
 from empathos import __version__
 from empathos.cli import (
+    bench,
     compare,
     distill,
     import_inspect,
@@ -48,6 +49,7 @@ app.add_typer(scenarios.app, name="scenarios")
 app.add_typer(rl.app, name="rl")
 app.add_typer(verl.app, name="verl")
 app.add_typer(distill.app, name="distill")
+app.add_typer(bench.app, name="bench")
 
 
 @app.command("version")

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from empathos.cli.bench_run import bench_section_html, compare_table, is_bench_dir
 from empathos.cli.score import Label, LabelOpt, Preset, _load, _paths_or_examples
 from empathos.epm import EPMConfig
 from empathos.pairwise import read_ratings
@@ -69,12 +70,15 @@ def _report(
     pairwise: Path | None = None,
 ) -> int:
     err = Console(stderr=True)
-    records, errors = _load(paths, err)
+    benches = [p for p in paths if is_bench_dir(p)]  # `empathos bench` directories: a section
+    paths = [p for p in paths if p not in benches]
+    records, errors = _load(paths, err) if paths else ([], [])
     config = EPMConfig.preset(preset.value)
     sections = [pairwise_html(read_ratings(pairwise))] if pairwise is not None else []
     data = write_report(
         records, out, config=config, labels=_labels(paths, scenarios, records, err),
-        preset=preset.value, figures=figures, label_by=label.value, sections=sections,
+        preset=preset.value, figures=figures, label_by=label.value,
+        sections=[*sections, *([bench_section_html(benches)] if benches else [])],
     )  # fmt: skip
     size = (out / "index.html").stat().st_size / 1e6
     err.print(
@@ -82,7 +86,7 @@ def _report(
         f"{plural(len(data.dialogues), 'dialogue')}; {plural(len(errors), 'file')} skipped",
         markup=False, highlight=False, soft_wrap=True,
     )  # fmt: skip
-    return 1 if errors or not records else 0
+    return 1 if errors or not (records or benches) else 0
 
 
 def _sides(
@@ -111,6 +115,9 @@ def _compare(
     scenarios: list[str] | None,
     label: Label,
 ) -> int:
+    if is_bench_dir(a) or is_bench_dir(b):  # `empathos bench` directories (docs/bench.md)
+        Console(width=160).print(compare_table(a, b))
+        return 0
     err = Console(stderr=True)
     ra, rb, names, unreadable = _sides(a, b, label, err)
     config = EPMConfig.preset(preset.value)

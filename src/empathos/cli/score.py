@@ -9,8 +9,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from empathos.cli.bench_run import is_bench_dir, print_bench_dirs
 from empathos.epm import EPMConfig
-from empathos.errors import RecordError
+from empathos.errors import ConfigError, RecordError
 from empathos.examples import examples_dir
 from empathos.records import LoadedRecord, load_records
 from empathos.report import (
@@ -137,6 +138,14 @@ def _score(
     paths: list[Path], preset: Preset, fmt: Format, by: By, label: Label, allow_dups: bool
 ) -> int:
     err = Console(stderr=True)
+    benches = [p for p in paths if is_bench_dir(p)]
+    if benches:  # `empathos bench` directories: their benchmark's numbers (docs/bench.md)
+        if fmt is not Format.table and len(benches) < len(paths):
+            raise ConfigError("score bench directories and EMPA runs apart", field="--format")
+        print_bench_dirs(benches, as_json=fmt is Format.json)
+        paths = [p for p in paths if p not in benches]
+        if not paths:
+            return 0
     loaded, errors = _load(paths, err)
     records, dropped = _checked(loaded, err, allow_dups)
     cfg = EPMConfig.preset(preset.value)

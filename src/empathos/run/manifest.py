@@ -31,6 +31,7 @@ from empathos.scoring.usage import TokenCount, Usage, count_calls, usage_summary
 __all__ = [
     "MANIFEST_NAME",
     "MANIFEST_SCHEMA_VERSION",
+    "BenchInfo",
     "Manifest",
     "PromptInfo",
     "RejudgeInfo",
@@ -108,6 +109,16 @@ class RejudgeInfo(_Model):
     keep_p0: bool = Field(description="P_0 kept from the original (else the new IEDR).")
 
 
+class BenchInfo(_Model):
+    """What an ``empathos bench`` directory ran: the benchmark and the user's copy of it."""
+
+    name: Literal["emobench", "eqbench", "eqbench3"] = Field(description="The benchmark.")
+    data: str = Field(description="The user's copy it read (--data).")
+    files: dict[str, str] = Field(
+        description="Each file it read (path relative to --data) -> sha256 of its content."
+    )
+
+
 class RunUsage(Usage):
     """Tokens and cost of every dialogue a run directory holds: in all, per dialogue (the
     mean, and each dialogue's own totals) and per role."""
@@ -158,6 +169,11 @@ class Manifest(_Model):
         description="What the bundled offline model computed with: weights (float32 or "
         "bfloat16), torch threads, prefix cache bound in MiB. None: written before these "
         "were recorded.",
+    )
+    bench: BenchInfo | None = Field(
+        None,
+        description="Set on the directories `empathos bench` writes (their records are bench "
+        "items, not dialogues). None: a run of EMPA dialogues.",
     )
     usage: RunUsage | None = Field(
         None,

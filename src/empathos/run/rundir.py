@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import shutil
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -35,7 +36,9 @@ __all__ = [
     "RECORDS_DIR",
     "DialogueKey",
     "IndexRow",
+    "RowReader",
     "RunDir",
+    "dialogue_row",
     "open_run_dir",
     "row_for",
 ]
@@ -134,13 +137,27 @@ def row_for(key: DialogueKey, record: DialogueRecord, file: str) -> IndexRow:
     )
 
 
+#: Reads one record file (its path, key and path relative to the run directory) into its index
+#: row; a RecordError when the file cannot be read. Dialogue records by default; other record
+#: kinds (``empathos bench``'s items) bring their own.
+RowReader = Callable[[Path, DialogueKey, str], IndexRow]
+
+
+def dialogue_row(file: Path, key: DialogueKey, relative: str) -> IndexRow:
+    """The index row of a dialogue record file."""
+    return row_for(key, read_record(file), relative)
+
+
 class RunDir:
     """An opened run directory (see the module docstring for its layout), held by this
     process alone while ``lock`` is held (:func:`open_run_dir` takes it)."""
 
-    def __init__(self, path: Path, lock: RunLock | None = None) -> None:
+    def __init__(
+        self, path: Path, lock: RunLock | None = None, read_row: RowReader = dialogue_row
+    ) -> None:
         self.path = path
         self.lock = lock
+        self._read_row = read_row
         self.records = path / RECORDS_DIR
         self.records.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path / INDEX_NAME)
@@ -199,15 +216,15 @@ class RunDir:
             match = _KEY.match(file.stem)
             if match is None:
                 continue
+            key = DialogueKey(match["case"], int(match["trial"]))
             try:
-                record = read_record(file)
+                row = self._read_row(file, key, str(file.relative_to(self.path)))
             except RecordError as exc:
                 problems.append(exc)
                 self._db.execute("DELETE FROM dialogues WHERE dialogue_id = ?", (file.stem,))
                 continue
             if file.stem not in rows:
-                key = DialogueKey(match["case"], int(match["trial"]))
-                self.index(row_for(key, record, str(file.relative_to(self.path))), commit=False)
+                self.index(row, commit=False)
         self._db.commit()
         return problems
 
@@ -229,7 +246,9 @@ def _start_over(path: Path) -> None:
     shutil.rmtree(path / RECORDS_DIR, ignore_errors=True)
 
 
-def open_run_dir(path: Path, fingerprint: dict[str, str], *, force: bool) -> RunDir:
+def open_run_dir(
+    path: Path, fingerprint: dict[str, str], *, force: bool, read_row: RowReader = dialogue_row
+) -> RunDir:
     """Open (or create) ``path`` for a run with ``fingerprint``, holding its lock.
 
     A directory another live run holds is refused (one line naming the holder); a lock left
@@ -267,7 +286,7 @@ def open_run_dir(path: Path, fingerprint: dict[str, str], *, force: bool) -> Run
                 )
             if diff:
                 _start_over(path)
-        return RunDir(path, lock)
+        return RunDir(path, lock, read_row)
     except BaseException:
         lock.release()
         raise

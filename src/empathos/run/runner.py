@@ -27,6 +27,7 @@ __all__ = [
     "Case",
     "CrashFn",
     "DialogueFn",
+    "IndexedRecord",
     "Job",
     "Plan",
     "ProgressSink",
@@ -95,8 +96,22 @@ class ProgressSink(Protocol):
         was written (else nothing was)."""
 
 
-DialogueFn = Callable[[Job], Awaitable[DialogueRecord | StoredRecord]]
-CrashFn = Callable[[Job, Exception], DialogueRecord]
+class IndexedRecord(Protocol):
+    """A record of another kind than a dialogue's (``empathos bench``'s items): it writes
+    itself as JSON and gives its own index row."""
+
+    def model_dump_json(self, *, indent: int | None = None) -> str:
+        """The record file's text."""
+        ...
+
+    def index_row(self, key: DialogueKey, file: str) -> IndexRow:
+        """The index row of this record, stored at ``file`` (relative to the run directory)."""
+        ...
+
+
+Result = DialogueRecord | StoredRecord | IndexedRecord
+DialogueFn = Callable[[Job], Awaitable[Result]]
+CrashFn = Callable[[Job, Exception], DialogueRecord | IndexedRecord]
 
 
 @dataclass
@@ -182,16 +197,8 @@ async def run_jobs(
     outcome = RunOutcome() if outcome is None else outcome
     gate = asyncio.Semaphore(concurrency)
 
-    def keep(job: Job, result: DialogueRecord | StoredRecord) -> IndexRow:
-        # Written and indexed with no await in between: a cancellation (Ctrl-C) cannot
-        # fall between the two. One small file with fsync holds the loop for milliseconds.
-        if isinstance(result, StoredRecord):
-            record, text = result.record, result.text
-        else:
-            record, text = result, result.model_dump_json(indent=1)
-        path = write_text_atomic(run_dir.record_path(job.key), text)
-        row = row_for(job.key, record, str(path.relative_to(run_dir.path)))
-        run_dir.index(row)
+    def keep(job: Job, result: Result) -> IndexRow:
+        row = _write_and_index(run_dir, job, result)
         outcome.rows.append(row)
         return row
 
@@ -218,6 +225,23 @@ async def run_jobs(
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
     return outcome
+
+
+def _write_and_index(run_dir: RunDir, job: Job, result: Result) -> IndexRow:
+    """Write a finished job's record atomically, then index it."""
+    # Written and indexed with no await in between: a cancellation (Ctrl-C) cannot
+    # fall between the two. One small file with fsync holds the loop for milliseconds.
+    text = result.text if isinstance(result, StoredRecord) else result.model_dump_json(indent=1)
+    path = write_text_atomic(run_dir.record_path(job.key), text)
+    file = str(path.relative_to(run_dir.path))
+    if isinstance(result, StoredRecord):
+        row = row_for(job.key, result.record, file)
+    elif isinstance(result, DialogueRecord):
+        row = row_for(job.key, result, file)
+    else:
+        row = result.index_row(job.key, file)
+    run_dir.index(row)
+    return row
 
 
 @contextlib.contextmanager

@@ -8,11 +8,14 @@ session's outcome into the manifest; :func:`run_leaderboard` scores what the run
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Protocol
+
+from rich.console import Console
 
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, RecordError, ScenarioError
@@ -49,6 +52,7 @@ __all__ = [
     "PreparedRun",
     "SessionParts",
     "close_session",
+    "drive_session",
     "execute",
     "failure_reason",
     "prepare_run",
@@ -363,6 +367,11 @@ class SessionParts(Protocol):
     usage: RunUsage | None
 
     @property
+    def outcome(self) -> RunOutcome:
+        """What this session finished so far (filled as dialogues end)."""
+        ...
+
+    @property
     def manifest(self) -> Manifest:
         """The manifest being written."""
         ...
@@ -404,6 +413,32 @@ def close_session(
     prepared.run_dir.close()
     if prepared.cache is not None:
         prepared.cache.close()
+
+
+def drive_session(
+    prepared: SessionParts,
+    execute: Callable[[RunProgress], Coroutine[object, object, RunOutcome]],
+    console: Console,
+    plan: Plan,
+    *,
+    before_close: Callable[[], None] | None = None,
+) -> RunOutcome:
+    """Run ``execute`` under a progress bar and close the session whatever happens: completed,
+    interrupted (Ctrl-C, re-raised) or failed; ``before_close`` runs just before the close
+    (e.g. to set the usage of records that are not dialogues)."""
+    status: Literal["completed", "interrupted", "failed"] = "failed"
+    try:
+        with RunProgress(console, plan.total, done_before=len(plan.finished)) as progress:
+            outcome: RunOutcome = asyncio.run(execute(progress))
+        status = "completed"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        if before_close is not None:
+            before_close()
+        close_session(prepared, prepared.outcome, status)
+    return outcome
 
 
 def usage_of(prepared: SessionParts) -> RunUsage:

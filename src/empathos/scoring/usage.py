@@ -10,12 +10,13 @@ cost (``None``), never a made-up 0.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from empathos.records import DialogueRecord, ModelCallRecord
 
-__all__ = ["TokenCount", "TokenMean", "Usage", "count_calls", "usage_summary"]
+__all__ = ["TokenCount", "TokenMean", "Usage", "WithCalls", "count_calls", "usage_summary"]
 
 
 class TokenCount(BaseModel):
@@ -80,7 +81,16 @@ def count_calls(calls: Iterable[ModelCallRecord]) -> TokenCount:
     return out
 
 
-def usage_summary(records: Sequence[DialogueRecord]) -> Usage:
+class WithCalls(Protocol):
+    """A record that lists its model calls (a dialogue's, or a bench item's)."""
+
+    @property
+    def model_calls(self) -> Sequence[ModelCallRecord]:
+        """Every call the record made."""
+        ...
+
+
+def usage_summary(records: Sequence[DialogueRecord] | Sequence[WithCalls]) -> Usage:
     """The usage of ``records`` (every call, failed ones included: they were paid for)."""
     calls = [c for r in records for c in r.model_calls]
     total = count_calls(calls)

@@ -1,0 +1,242 @@
+"""`empathos bench NAME` as a run: the cases, the run directory, the manifest, the jobs.
+
+Everything but the items is ``empathos run``'s: the config (endpoints, concurrency, retries,
+the call cache, prices) from :func:`empathos.run.config.load_run_config`, the locked and
+resumable run directory (:func:`empathos.run.rundir.open_run_dir`, reading bench item
+records with :func:`read_row`), the manifest (with its ``bench`` part), the concurrent runner
+(:func:`empathos.run.runner.run_jobs`) and the session's close. A rerun plays only the items
+the directory does not hold yet (and, by default, those that ended as errors).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from empathos.bench.emobench_files import read_emobench
+from empathos.bench.eqbench3_files import read_eqbench3
+from empathos.bench.eqbench_files import find_questions, read_questions
+from empathos.bench.play import BenchCase, Roles, play_emobench, play_eqbench, play_eqbench3
+from empathos.bench.record import BenchItemRecord, BenchName
+from empathos.errors import ConfigError, RecordError
+from empathos.llm import ModelClient, ResponseCache
+from empathos.llm.roles import build_role_model
+from empathos.run.config import RunConfig
+from empathos.run.manifest import (
+    BenchInfo,
+    Manifest,
+    PromptInfo,
+    RunUsage,
+    ScenarioInfo,
+    Session,
+    digest,
+    git_commit,
+    package_versions,
+    read_manifest,
+    utc_now,
+    write_manifest,
+)
+from empathos.run.progress import RunProgress
+from empathos.run.roles import check_api_keys, priced
+from empathos.run.rundir import DialogueKey, IndexRow, RunDir, open_run_dir
+from empathos.run.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
+from empathos.scoring.usage import count_calls, usage_summary
+
+__all__ = [
+    "PreparedBench",
+    "bench_cases",
+    "bench_usage",
+    "execute_bench",
+    "prepare_bench",
+    "read_item",
+    "read_row",
+]
+
+
+def read_item(file: Path) -> BenchItemRecord:
+    """One bench item record; a RecordError naming the file when it cannot be read."""
+    try:
+        return BenchItemRecord.model_validate_json(file.read_bytes())
+    except (OSError, ValidationError) as exc:
+        problem = str(exc).splitlines()[0] if isinstance(exc, ValidationError) else str(exc)
+        raise RecordError(f"not a bench item record ({problem})", file=file) from None
+
+
+def read_row(file: Path, key: DialogueKey, relative: str) -> IndexRow:
+    """The index row of a bench item record file (the run directory's row reader)."""
+    return read_item(file).index_row(key, relative)
+
+
+def _sha(*parts: object) -> str:
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def bench_cases(name: BenchName, data: Path) -> tuple[list[BenchCase], list[Path]]:
+    """Every item of the benchmark at ``data`` as a case, and the files they were read from."""
+    if name == "emobench":
+        emo = read_emobench(data)
+        cases = [
+            BenchCase(
+                i.id, _sha(i, emo.prompts[i.language]), name, i.language, i.kind,
+                play_emobench, i, emo.prompts[i.language],
+            )
+            for i in emo.items
+        ]  # fmt: skip
+        return cases, emo.files
+    if name == "eqbench":
+        path = find_questions(data)
+        return [
+            BenchCase(q.id, _sha(q), name, "en", None, play_eqbench, q)
+            for q in read_questions(path)
+        ], [path]
+    eq3 = read_eqbench3(data)
+    return [
+        BenchCase(
+            s.id, _sha(s, eq3.kinds[s.kind], eq3.debrief), name, "en", s.kind, play_eqbench3,
+            s, (eq3.kinds[s.kind], eq3.debrief),
+        )
+        for s in eq3.scenarios
+    ], eq3.files  # fmt: skip
+
+
+@dataclass
+class PreparedBench:
+    """A bench run ready to execute (closed like a run: ``session.close_session``)."""
+
+    name: BenchName
+    config: RunConfig
+    cases: list[BenchCase]
+    run_dir: RunDir
+    manifest: Manifest
+    plan: Plan
+    roles: Roles
+    clients: list[ModelClient]
+    unreadable: list[RecordError]
+    cache: ResponseCache | None = None
+    outcome: RunOutcome = field(default_factory=RunOutcome)
+    usage: RunUsage | None = None
+
+    @property
+    def session(self) -> Session:
+        """This invocation's entry in the manifest."""
+        return self.manifest.sessions[-1]
+
+
+def _fingerprint(name: BenchName, config: RunConfig, files: Sequence[Path]) -> dict[str, str]:
+    parts: dict[str, object] = {"bench": name}
+    used = ("model_under_test", "judge") if name == "eqbench3" else ("model_under_test",)
+    for role in used:
+        ep = config.role(role)
+        parts[f"roles.{role}"] = {"kind": ep.kind, "model": ep.model, "sampling": ep.sampling()}
+    return {k: digest(v) for k, v in parts.items()}
+
+
+def _manifest(
+    name: BenchName, config: RunConfig, data: Path, files: Sequence[Path],
+    cases: Sequence[BenchCase], fingerprint: dict[str, str], old: Manifest | None,
+) -> Manifest:  # fmt: skip
+    hashes = {
+        str(f.relative_to(data) if f.is_relative_to(data) else f): _file_sha(f) for f in files
+    }
+    now = utc_now()
+    return Manifest(
+        created_at=old.created_at if old else now,
+        updated_at=now,
+        config=config,
+        fingerprint=fingerprint,
+        versions=package_versions(),
+        git_commit=git_commit(),
+        prompts=[
+            PromptInfo(role="bench", language="any", id=path, version=sha)
+            for path, sha in hashes.items()
+        ],
+        scenarios=[
+            ScenarioInfo(id=c.id, hash=c.digest, language=c.language or "", source=str(data))
+            for c in cases
+        ],
+        sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
+        bench=BenchInfo(name=name, data=str(data), files=hashes),
+    )
+
+
+def _file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _roles(
+    name: BenchName, config: RunConfig, cache: ResponseCache | None
+) -> tuple[Roles, list[ModelClient]]:
+    tested_ep = priced(config, "model_under_test")
+    tested = build_role_model(tested_ep, "tested", cache, name="model_under_test")
+    if name != "eqbench3":
+        return Roles(tested, tested_ep.model), [tested]
+    judge_ep = priced(config, "judge")
+    judge = build_role_model(judge_ep, "judge", cache, name="judge")
+    return Roles(tested, tested_ep.model, judge, judge_ep.model), [tested, judge]
+
+
+def prepare_bench(
+    name: BenchName, data: Path, config: RunConfig, *, limit: int | None = None, force: bool = False
+) -> PreparedBench:
+    """Read the benchmark, check the endpoints, open the run directory, plan the items."""
+    check_api_keys(config)
+    cases, files = bench_cases(name, data)
+    cases = cases[:limit] if limit else cases
+    if not cases:
+        raise ConfigError("selects no item", field="--limit")
+    assert config.out is not None
+    out = Path(config.out)
+    fingerprint = _fingerprint(name, config, files)
+    run_dir = open_run_dir(out, fingerprint, force=force, read_row=read_row)
+    try:
+        unreadable = run_dir.reconcile()
+        plan = plan_jobs(cases, 1, run_dir, retry_errors=config.retry_errors)
+        cache = None
+        if any(config.role(r).cache for r in ("model_under_test", "judge")):
+            cache = ResponseCache(config.cache_path or out / "cache.sqlite")
+        roles, clients = _roles(name, config, cache)
+        manifest = _manifest(name, config, data, files, cases, fingerprint, read_manifest(out))
+        manifest.sessions[-1].planned = plan.total
+        manifest.sessions[-1].skipped = len(plan.finished)
+        write_manifest(manifest, out)
+    except BaseException:
+        run_dir.close()
+        raise
+    return PreparedBench(
+        name, config, cases, run_dir, manifest, plan, roles, clients, unreadable, cache
+    )
+
+
+async def execute_bench(prepared: PreparedBench, progress: RunProgress) -> RunOutcome:
+    """Play the pending items; close the model clients whatever happens."""
+
+    async def one(job: Job) -> BenchItemRecord:
+        case = job.scenario
+        assert isinstance(case, BenchCase)
+        return await case.play(case, prepared.roles)
+
+    try:
+        return await run_jobs(
+            prepared.plan.pending,
+            prepared.run_dir,
+            one,
+            concurrency=prepared.config.concurrency,
+            progress=progress,
+            outcome=prepared.outcome,
+        )
+    finally:
+        for client in prepared.clients:
+            await client.aclose()
+
+
+def bench_usage(records: Sequence[tuple[str, BenchItemRecord]]) -> RunUsage:
+    """Tokens and cost of a bench directory's items (as a run's usage, per item)."""
+    summary = usage_summary([r for _, r in records])
+    by_item = {key: count_calls(r.model_calls) for key, r in sorted(records)}
+    return RunUsage(**summary.model_dump(), by_dialogue=by_item)

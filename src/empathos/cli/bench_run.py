@@ -1,0 +1,279 @@
+"""`empathos bench emobench|eqbench|eqbench3`: run a benchmark on an endpoint, then print its
+numbers; `empathos bench score` and `empathos bench compare` read bench run directories."""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import partial
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from empathos.bench.record import BenchName
+from empathos.bench.summary import BenchDir, BenchSummary, compare_dirs, load_bench_dir, summarise
+from empathos.errors import ConfigError
+
+__all__ = [
+    "bench_section_html",
+    "compare_table",
+    "is_bench_dir",
+    "print_bench_dirs",
+    "run_bench",
+    "summary_json",
+    "summary_tables",
+]
+
+
+DataOpt = Annotated[
+    Path,
+    typer.Option(help="Your copy of the benchmark: a clone of its repository or its data folder."),
+]
+ModelOpt = Annotated[str | None, typer.Option(help="Model id of the model under test.")]
+BaseUrlOpt = Annotated[
+    str | None, typer.Option(help="OpenAI-compatible base URL of the model under test.")
+]
+KeyOpt = Annotated[
+    str | None, typer.Option(help="NAME of the variable holding the model's API key.")
+]
+JudgeModelOpt = Annotated[
+    str | None, typer.Option("--roles-model", help="eqbench3: the judge's model id.")
+]
+JudgeUrlOpt = Annotated[
+    str | None, typer.Option("--roles-base-url", help="eqbench3: the judge's base URL.")
+]
+JudgeKeyOpt = Annotated[
+    str | None,
+    typer.Option("--roles-api-key-env", help="eqbench3: NAME of the judge's key variable."),
+]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="YAML run config (roles, prices, cache).")
+]
+OutOpt = Annotated[
+    Path | None, typer.Option(help="Run directory (resumable). Default: runs/bench-<name>-<model>.")
+]
+ConcOpt = Annotated[int | None, typer.Option(min=1, help="Items in flight at once.")]
+LimitOpt = Annotated[int | None, typer.Option(min=1, help="Only the first N items.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Start --out over if made otherwise.")]
+RetryOpt = Annotated[
+    bool, typer.Option("--no-retry-errors", help="On resume, keep items that ended as errors.")
+]
+
+
+def _config(name: BenchName, opts: dict[str, Any]) -> Any:
+    from empathos.run.config import load_run_config
+
+    cli = {k: v for k, v in opts.items() if k not in ("config", "no_retry_errors")}
+    if opts.get("no_retry_errors"):
+        cli["retry_errors"] = False
+    config = load_run_config(opts.get("config"), cli)
+    if opts.get("out") is None:
+        slug = "".join(
+            c if c.isalnum() or c in "-_." else "-" for c in config.role("model_under_test").model
+        )
+        config = config.model_copy(
+            update={"out": Path("runs") / f"bench-{name}-{slug.strip('-.')}"}
+        )
+    if (
+        name == "eqbench3"
+        and config.role("judge").kind == "offline"
+        and not opts.get("roles_model")
+    ):
+        Console(stderr=True).print(
+            "warning: the judge is the bundled 135M offline model; give --roles-model and "
+            "--roles-base-url (or roles.judge in --config) for meaningful scores",
+            markup=False,
+        )
+    return config
+
+
+def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opts: Any) -> int:
+    """Run one benchmark; print its numbers; the exit code (1: some items are errors)."""
+    from empathos.bench.campaign import bench_usage, execute_bench, prepare_bench
+    from empathos.report.tables import usage_line
+    from empathos.run.session import drive_session
+
+    config = _config(name, opts)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    prepared = prepare_bench(name, data, config, limit=limit, force=force)
+    for problem in prepared.unreadable:
+        err.print(f"warning: {problem.line()} (that item runs again)", markup=False)
+    plan = prepared.plan
+    err.print(
+        f"{name}: {len(plan.pending)} of {plan.total} item(s) to run into {config.out} "
+        f"({len(plan.finished)} done before)",
+        markup=False,
+    )
+    bench: BenchDir | None = None
+
+    def usage() -> None:
+        nonlocal bench
+        bench = load_bench_dir(Path(config.out))
+        if bench is not None:
+            prepared.usage = bench_usage([(f"{r.item_id}__t0", r) for r in bench.records])
+
+    outcome = drive_session(
+        prepared, partial(execute_bench, prepared), err, plan, before_close=usage
+    )
+    if prepared.usage is not None:
+        err.print(usage_line(prepared.usage), markup=False)
+    if bench is not None:
+        for table in summary_tables(summarise(bench)):
+            Console(width=160).print(table)
+    if outcome.failed:
+        return 3
+    return 1 if outcome.errors or outcome.crashed else 0
+
+
+def _num(x: float | None, pattern: str = "{:.2f}") -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else pattern.format(x)
+
+
+def summary_json(s: BenchSummary) -> dict[str, Any]:
+    """One bench directory's summary as plain JSON values."""
+    out: dict[str, Any] = {
+        "bench": s.name, "model": s.model, "items": s.items, "errors": s.errors,
+        "unparseable": s.unparseable,
+        "measures": {m.name: {"value": m.value, "low": m.low, "high": m.high, "n": m.n}
+                     for m in s.measures},
+    }  # fmt: skip
+    if s.eqbench is not None:
+        out["eqbench"] = {
+            "score": s.eqbench.score, "revised_score": s.eqbench.revised_score,
+            "parseable": s.eqbench.parseable, "total": s.eqbench.total,
+        }  # fmt: skip
+    if s.emobench is not None:
+        out["emobench"] = [
+            {"task": a.task, "language": a.language, "accuracy": a.accuracy, "n": a.n,
+             "correct": a.correct, "unparseable": a.unparseable, "errors": a.errors,
+             "low": a.low, "high": a.high}
+            for a in s.emobench
+        ]  # fmt: skip
+    if s.criteria is not None:
+        out["criteria"] = s.criteria
+    return out
+
+
+def summary_tables(s: BenchSummary) -> list[Table]:
+    """The tables of one bench directory's summary."""
+    title = f"{s.name}: {s.model} ({s.items} items, {s.errors} errors, {s.unparseable} unparseable)"
+    main = Table(title=title)
+    for col in ("measure", "value", "95% interval", "items"):
+        main.add_column(col)
+    for m in s.measures:
+        main.add_row(m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}", str(m.n))
+    tables = [main]
+    if s.eqbench is not None:
+        main.caption = (
+            f"parse rate {s.eqbench.parseable}/{s.eqbench.total}; revised "
+            f"{_num(s.eqbench.revised_score)}"
+        )
+    if s.emobench:
+        emo = Table(title="EmoBench accuracy (%) per task and language")
+        for col in (
+            "task",
+            "language",
+            "accuracy",
+            "95% interval",
+            "correct/n",
+            "unparseable",
+            "errors",
+        ):
+            emo.add_column(col)
+        for a in s.emobench:
+            acc = None if a.accuracy is None else 100 * a.accuracy
+            low = None if a.low is None else 100 * a.low
+            high = None if a.high is None else 100 * a.high
+            interval = f"{_num(low, '{:.1f}')} - {_num(high, '{:.1f}')}"
+            emo.add_row(a.task, a.language, _num(acc, "{:.1f}"), interval,
+                        f"{a.correct}/{a.n}", str(a.unparseable), str(a.errors))  # fmt: skip
+        tables.append(emo)
+    if s.criteria:
+        crit = Table(title="EQ-Bench 3 criteria (judge's mean, 0-20)")
+        crit.add_column("criterion")
+        crit.add_column("mean")
+        for c, v in s.criteria.items():
+            crit.add_row(c, _num(v))
+        tables.append(crit)
+    return tables
+
+
+def compare_table(base: Path, trained: Path) -> Table:
+    """Trained - base per measure, paired over the items both answered."""
+    a, b = load_bench_dir(base), load_bench_dir(trained)
+    for path, bench in ((base, a), (trained, b)):
+        if bench is None:
+            raise ConfigError(
+                "is not a bench run directory (empathos bench writes them)", file=path
+            )
+    assert a is not None and b is not None
+    table = Table(title=f"{a.name}: {b.model} - {a.model}, paired over items")
+    for col in ("measure", "base", "trained", "difference", "95% interval", "p-value", "items"):
+        table.add_column(col)
+    for p in compare_dirs(a, b):
+        s = p.summary
+        ci = "-" if s.ci is None else f"{s.ci[0]:+.2f} - {s.ci[1]:+.2f}"
+        table.add_row(p.measure, _num(s.mean_b), _num(s.mean_a), _num(s.mean_diff, "{:+.2f}"), ci,
+                      _num(s.p_value, "{:.3f}"), str(s.pairs))  # fmt: skip
+    return table
+
+
+def is_bench_dir(path: Path) -> bool:
+    """True for a directory ``empathos bench`` wrote (its manifest names a benchmark)."""
+    from empathos.run.manifest import read_manifest
+
+    if not path.is_dir():
+        return False
+    try:
+        manifest = read_manifest(path)
+    except ConfigError:  # a damaged manifest: not ours to judge here
+        return False
+    return manifest is not None and manifest.bench is not None
+
+
+def print_bench_dirs(paths: list[Path], *, as_json: bool) -> None:
+    """The summaries of bench directories, as ``empathos bench score`` prints them."""
+    summaries = []
+    for path in paths:
+        bench = load_bench_dir(path)
+        if bench is None:
+            raise ConfigError("is not a bench run directory", file=path)
+        summaries.append(summarise(bench))
+    if as_json:
+        typer.echo(json.dumps([summary_json(s) for s in summaries], indent=1))
+        return
+    console = Console(width=160)
+    for summary in summaries:
+        for table in summary_tables(summary):
+            console.print(table)
+
+
+def bench_section_html(paths: list[Path]) -> str:
+    """The report's section for bench directories: each benchmark's measures per model."""
+    import html
+
+    rows = []
+    for path in paths:
+        bench = load_bench_dir(path)
+        if bench is None:
+            continue
+        s = summarise(bench)
+        for m in s.measures:
+            cells = (s.name, s.model, m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}",
+                     str(m.n), str(s.errors), str(s.unparseable))  # fmt: skip
+            rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("benchmark", "model", "measure", "value", "95% interval", "items", "errors",
+                  "unparseable")
+    )  # fmt: skip
+    return (
+        '<section id="sec-bench"><h2>Other benchmarks (empathos bench)</h2>'
+        f'<table id="bench"><tr>{head}</tr>{"".join(rows)}</table>'
+        '<p class="note">EmoBench: accuracy (%) per task; EQ-Bench: the v2 score (0-100); '
+        "EQ-Bench 3: the rubric score (0-100). Intervals: bootstrap over items; errors (endpoint "
+        "failures) are left out. See docs/bench.md.</p></section>"
+    )

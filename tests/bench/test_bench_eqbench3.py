@@ -1,0 +1,93 @@
+"""EQ-Bench 3's rubric pass on a loopback server: the tested model's transcript follows each
+scenario's scripted turns and the debrief; a judge that returns known criterion scores gives
+the benchmark's aggregate exactly; the records hold what the pairwise pass needs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench_helpers import ScriptedServer, cli
+from eqbench3_fixture import FILES, ROLEPLAY_SCORES, scripted, write_eqbench3
+
+from empathos.bench.eqbench3 import parse_scenarios, task_score
+from empathos.bench.eqbench3_files import read_eqbench3
+
+
+def test_judge_scores_aggregate_as_the_benchmark_does(tmp_path: Path) -> None:
+    data = write_eqbench3(tmp_path / "eqbench3")
+    out = tmp_path / "run"
+    with ScriptedServer(scripted) as server:
+        result = cli(
+            "bench", "eqbench3", "--data", data, "--model", "tested", "--base-url", server.url,
+            "--roles-model", "judge", "--roles-base-url", server.url, "--out", out,
+        )  # fmt: skip
+    assert result.exit_code == 0, result.error
+    (summary,) = json.loads(cli("bench", "score", out, "--format", "json").stdout)
+    # Role-play: mean(12, 16) = 14 (warmth is reported, not scored); analysis: mean(10, 17)
+    # = 13.5; the rubric score: mean(14, 13.5) = 13.75 on 0-20, times 5.
+    assert summary["measures"]["rubric"]["value"] == 68.75
+    assert summary["criteria"] == {
+        "demonstrated_empathy": 12, "depth_of_insight": 10, "pragmatic_ei": 16,
+        "theory_of_mind": 17, "warmth": 5,
+    }  # fmt: skip
+
+    role = json.loads((out / "records" / "1__t0.json").read_text())
+    assert (role["item_id"], role["model"], role["task"]) == ("1", "tested", "roleplay")
+    msgs = role["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant"] * 3
+    assert msgs[0]["content"] == "SCENE\nA friend tells you they lost their job. (turn one)\n" \
+        "Answer in three parts."  # fmt: skip
+    assert "(turn two)" in msgs[2]["content"] and msgs[2]["content"].startswith("SCENE")
+    assert msgs[4]["content"] == FILES["debrief_prompt.txt"]
+    assert [msgs[i]["content"] for i in (1, 3, 5)] == ["reply 1", "reply 2", "reply 3"]
+    assert role["judge"]["criteria"] == ROLEPLAY_SCORES
+    assert role["scores"] == {"task": 14.0}
+    judged = role["judge"]["prompt"]
+    assert "Assistant:\nreply 2" in judged and "DEBRIEF:\nreply 3" in judged
+    assert '"warmth": "score 0-20"' in judged
+
+    analysis = json.loads((out / "records" / "401__t0.json").read_text())
+    assert [m["role"] for m in analysis["messages"]] == ["user", "assistant"]  # no debrief
+    assert analysis["messages"][0]["content"].startswith("ANALYSE\n# Act 1")
+    assert analysis["scores"] == {"task": 13.5}
+
+
+def test_a_judge_that_rates_nothing_leaves_the_item_unscored(tmp_path: Path) -> None:
+    data = write_eqbench3(tmp_path / "eqbench3")
+    out = tmp_path / "run"
+
+    def model(body: dict[str, Any]) -> str:
+        return "I refuse to rate." if body["model"] == "judge" else "reply"
+
+    with ScriptedServer(model) as server:
+        result = cli(
+            "bench", "eqbench3", "--data", data, "--model", "tested", "--base-url", server.url,
+            "--roles-model", "judge", "--roles-base-url", server.url, "--out", out,
+            "--limit", "1",
+        )  # fmt: skip
+    assert result.exit_code == 3  # every item ended as an error
+    record = json.loads((out / "records" / "1__t0.json").read_text())
+    assert record["status"] == "error" and record["scores"] == {}
+    assert "rated none of the scored criteria" in record["error"]
+
+
+def test_aggregation_rules() -> None:
+    assert task_score({"overall_eq": 20, "pragmatic_ei": 4}, ["overall_eq", "pragmatic_ei"]) == 16
+    assert task_score({"warmth": 20}, ["pragmatic_ei"]) is None
+
+
+def test_the_sample_copy_reads(eqbench3_sample: Path) -> None:
+    data = read_eqbench3(eqbench3_sample)
+    kinds = {s.kind for s in data.scenarios}
+    assert kinds == {"roleplay", "drafting", "analysis"}
+    assert all(s.turns for s in data.scenarios)
+    assert set(data.kinds["analysis"].allowed) == set(data.kinds["analysis"].criteria)
+    assert set(data.kinds["roleplay"].allowed) < set(data.kinds["roleplay"].criteria)
+
+
+def test_a_malformed_scenario_file_names_the_line() -> None:
+    with pytest.raises(Exception, match="line 2"):
+        parse_scenarios("######## 1 | A | B\nno turn header here\n")
