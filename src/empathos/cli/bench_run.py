@@ -94,7 +94,7 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
     """Run one benchmark; print its numbers; the exit code (1: some items are errors)."""
     from empathos.bench.campaign import bench_usage, execute_bench, prepare_bench
     from empathos.report.tables import usage_line
-    from empathos.run.session import drive_session
+    from empathos.run.drive import drive_session
 
     config = _config(name, opts)
     err = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -6,9 +6,9 @@ is measured with ``empathos.validate.stats`` (the CLI composes the two applicati
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 

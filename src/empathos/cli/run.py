@@ -90,7 +90,7 @@ def failed_guidance(
     out: Path | None, outcome: RunOutcome, err: Console, what: str = "run", done: str = "scored"
 ) -> None:
     """The advice a failed session prints (``what`` FAILED: why; nothing was ``done``)."""
-    from empathos.run.session import failure_reason
+    from empathos.run.runner import failure_reason
 
     err.print(
         f"{what} FAILED: {failure_reason(outcome)}; nothing was {done}.",
@@ -141,7 +141,8 @@ def failed_guidance(
 def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
     from empathos.cli.run_console import print_excerpt
     from empathos.report import leaderboard_table, usage_line
-    from empathos.run.session import run_leaderboard, usage_of
+    from empathos.run.leaderboard import run_leaderboard
+    from empathos.run.session import usage_of
 
     err = Console(stderr=True)
     board, errors = run_leaderboard(prepared)

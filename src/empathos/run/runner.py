@@ -33,6 +33,7 @@ __all__ = [
     "ProgressSink",
     "RunOutcome",
     "StoredRecord",
+    "failure_reason",
     "plan_jobs",
     "run_jobs",
 ]
@@ -263,3 +264,15 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
         if not frozen_by_caller:
             gc.unfreeze()
+
+
+def failure_reason(outcome: RunOutcome) -> str | None:
+    """Why a session that ran dialogues failed (not one finished without error), else None."""
+    if not outcome.failed:
+        return None
+    n, crashed = outcome.attempted, len(outcome.crashed)
+    if crashed == n:
+        return f"every dialogue crashed ({crashed} of {n})"
+    if crashed:
+        return f"no dialogue finished: {crashed} of {n} crashed, {n - crashed} ended as errors"
+    return f"every dialogue ended as an error ({n} of {n})"

@@ -3,26 +3,22 @@
 :func:`prepare_run` does everything that can fail on bad input before any model is called
 (config, keys, handlers, scenarios, the run directory's config check) and writes the
 manifest; :func:`execute` runs the pending dialogues; :func:`close_session` stamps the
-session's outcome into the manifest; :func:`run_leaderboard` scores what the run holds.
+session's outcome into the manifest (``run.leaderboard`` scores what the run holds).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Protocol
 
-from rich.console import Console
-
-from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, RecordError, ScenarioError
 from empathos.llm import ModelClient, ResponseCache
 from empathos.llm.offline.model import offline_settings
 from empathos.prompts import load_template, model_under_test_prompt
-from empathos.records import DialogueRecord, LoadedRecord, crash_record, load_records
+from empathos.records import DialogueRecord, crash_record, load_records
 from empathos.run.config import RunConfig
 from empathos.run.manifest import (
     Manifest,
@@ -43,20 +39,25 @@ from empathos.run.progress import RunProgress
 from empathos.run.protocols import empa_release
 from empathos.run.roles import build_roles, check_api_keys, check_handlers
 from empathos.run.rundir import IndexRow, RunDir, open_run_dir
-from empathos.run.runner import Case, DialogueFn, Job, Plan, RunOutcome, plan_jobs, run_jobs
+from empathos.run.runner import (
+    Case,
+    DialogueFn,
+    Job,
+    Plan,
+    RunOutcome,
+    failure_reason,
+    plan_jobs,
+    run_jobs,
+)
 from empathos.sandbox.config import Roles, SandboxConfig
 from empathos.scenarios import BUILTIN, DEFAULT_BUILTIN_IDS, Scenario, load_scenarios
-from empathos.scoring.leaderboard import LeaderboardRow, leaderboard
 
 __all__ = [
     "PreparedRun",
     "SessionParts",
     "close_session",
-    "drive_session",
     "execute",
-    "failure_reason",
     "prepare_run",
-    "run_leaderboard",
     "sandbox_config",
     "select_scenarios",
     "usage_of",
@@ -415,58 +416,9 @@ def close_session(
         prepared.cache.close()
 
 
-def drive_session(
-    prepared: SessionParts,
-    execute: Callable[[RunProgress], Coroutine[object, object, RunOutcome]],
-    console: Console,
-    plan: Plan,
-    *,
-    before_close: Callable[[], None] | None = None,
-) -> RunOutcome:
-    """Run ``execute`` under a progress bar and close the session whatever happens: completed,
-    interrupted (Ctrl-C, re-raised) or failed; ``before_close`` runs just before the close
-    (e.g. to set the usage of records that are not dialogues)."""
-    status: Literal["completed", "interrupted", "failed"] = "failed"
-    try:
-        with RunProgress(console, plan.total, done_before=len(plan.finished)) as progress:
-            outcome: RunOutcome = asyncio.run(execute(progress))
-        status = "completed"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        if before_close is not None:
-            before_close()
-        close_session(prepared, prepared.outcome, status)
-    return outcome
-
-
 def usage_of(prepared: SessionParts) -> RunUsage:
     """Tokens and cost of every dialogue the run directory holds (computed once)."""
     if prepared.usage is None:
         records, _ = load_records([prepared.run_dir.records])
         prepared.usage = run_usage([(x.path.stem, x.record) for x in records])
     return prepared.usage
-
-
-def failure_reason(outcome: RunOutcome) -> str | None:
-    """Why a session that ran dialogues failed (not one finished without error), else None."""
-    if not outcome.failed:
-        return None
-    n, crashed = outcome.attempted, len(outcome.crashed)
-    if crashed == n:
-        return f"every dialogue crashed ({crashed} of {n})"
-    if crashed:
-        return f"no dialogue finished: {crashed} of {n} crashed, {n - crashed} ended as errors"
-    return f"every dialogue ended as an error ({n} of {n})"
-
-
-def run_leaderboard(prepared: PreparedRun) -> tuple[list[LeaderboardRow], list[IndexRow]]:
-    """The leaderboard of the run's selected dialogues, and the ones that ended as errors."""
-    wanted = {f"{s.id}__t{t}" for s in prepared.scenarios for t in range(prepared.config.trials)}
-    rows = prepared.run_dir.rows()
-    records, _ = load_records([prepared.run_dir.records])
-    chosen: list[LoadedRecord] = [r for r in records if r.path.stem in wanted]
-    board = leaderboard(chosen, EPMConfig.preset(prepared.config.epm_preset)) if chosen else []
-    errors = [row for key, row in sorted(rows.items()) if key in wanted and row.status == "error"]
-    return board, errors
