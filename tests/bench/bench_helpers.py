@@ -88,12 +88,20 @@ class ScriptedServer(LoopbackServer):
     """A loopback OpenAI-compatible server whose model is a function of the request body:
     it returns the reply's text, or an HTTP status for a failure. Every body is kept. Every
     response ends its connection: Inspect does not close its HTTP clients, and a connection
-    left open would be collected, unclosed, in a later test."""
+    left open would be collected, unclosed, in a later test. A request that ``hold`` selects
+    gets no answer until :meth:`open_gate` (the other requests are answered meanwhile)."""
 
-    def __init__(self, reply: Reply) -> None:
+    def __init__(self, reply: Reply, hold: Callable[[dict[str, Any]], bool] | None = None) -> None:
         super().__init__("bench-scripted-server")
         self.reply = reply
+        self.hold = hold
+        self._gate = asyncio.Event()
         self.bodies: list[dict[str, Any]] = []
+
+    def open_gate(self) -> None:
+        """Answer the held requests, and every later one."""
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._gate.set)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -101,6 +109,8 @@ class ScriptedServer(LoopbackServer):
             if raw:
                 body = json.loads(raw)
                 self.bodies.append(body)
+                if self.hold is not None and self.hold(body):
+                    await self._gate.wait()
                 answer = self.reply(body)
                 if isinstance(answer, int):
                     data = json.dumps({"error": {"message": "scripted failure"}}).encode()

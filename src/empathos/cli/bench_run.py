@@ -115,9 +115,17 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
         if bench is not None:
             prepared.usage = bench_usage([(f"{r.item_id}__t0", r) for r in bench.records])
 
-    outcome = drive_session(
-        prepared, partial(execute_bench, prepared), err, plan, before_close=usage
-    )
+    try:
+        outcome = drive_session(
+            prepared, partial(execute_bench, prepared), err, plan, before_close=usage
+        )
+    except KeyboardInterrupt:
+        err.print(
+            f"interrupted (Ctrl-C): {len(prepared.outcome.rows)} item(s) finished in this "
+            f"session are kept in {config.out}; run the same command to resume",
+            markup=False,
+        )
+        raise typer.Exit(130) from None
     if prepared.usage is not None:
         err.print(usage_line(prepared.usage), markup=False)
     if bench is not None:

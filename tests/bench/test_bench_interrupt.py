@@ -1,0 +1,96 @@
+"""A real Ctrl-C part-way through `empathos bench eqbench`: the finished items are kept, the
+command says how to resume, and the same command then asks only for the missing item and ends
+with the scores of a run that was never interrupted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_helpers import ScriptedServer, cli, last_user, ratings_text, write_eq_questions
+
+
+def _question(body: dict[str, Any]) -> str:
+    return last_user(body).split(":")[0].removeprefix("Question ")
+
+
+def _model(body: dict[str, Any]) -> str:
+    qid = _question(body)
+    return ratings_text(qid, {"1": 1, "2": 0, "3": 2}[qid])
+
+
+def _args(url: str, data: Path, out: Path) -> list[str]:
+    return [
+        "bench", "eqbench", "--data", str(data), "--model", "rater", "--base-url", url,
+        "--out", str(out), "--concurrency", "2",
+    ]  # fmt: skip
+
+
+def _env() -> dict[str, str]:
+    """No EMPATHOS_* run settings leak into the subprocess (only the cache directory)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
+    if "EMPATHOS_CACHE_DIR" in os.environ:
+        env["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
+    return {**env, "COLUMNS": "200"}
+
+
+def _summary(out: Path) -> Any:
+    result = cli("bench", "score", out, "--format", "json")
+    assert result.exit_code == 0, result.error
+    (summary,) = json.loads(result.stdout)
+    return summary
+
+
+def test_ctrl_c_keeps_finished_items_and_the_same_command_runs_only_the_rest(
+    tmp_path: Path,
+) -> None:
+    write_eq_questions(tmp_path)
+    out, full = tmp_path / "run", tmp_path / "full"
+    records = out / "records"
+    with ScriptedServer(_model, hold=lambda body: _question(body) == "3") as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "empathos", *_args(server.url, tmp_path, out)],
+            cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            # Questions 1 and 2 finished, question 3 held in flight by the server: Ctrl-C.
+            end = time.monotonic() + 60
+            while not (
+                {f.name for f in records.glob("*.json")} == {"1__t0.json", "2__t0.json"}
+                and "3" in {_question(b) for b in server.bodies}
+            ):
+                assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            _, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 130, stderr
+        assert "Traceback" not in stderr, stderr
+        assert "2 item(s) finished in this session are kept" in stderr, stderr
+        assert "run the same command to resume" in stderr, stderr
+        assert sorted(f.name for f in records.iterdir()) == ["1__t0.json", "2__t0.json"]
+        stamps = {f.name: f.stat().st_mtime_ns for f in records.iterdir()}
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert [s["status"] for s in manifest["sessions"]] == ["interrupted"]
+
+        server.open_gate()  # the endpoint answers question 3 from now on
+        before = len(server.bodies)
+        resumed = cli(*_args(server.url, tmp_path, out))
+        assert resumed.exit_code == 0, resumed.error
+        assert [_question(b) for b in server.bodies[before:]] == ["3"]  # only what is missing
+        done = cli(*_args(server.url, tmp_path, full))  # the same run, never interrupted
+        assert done.exit_code == 0, done.error
+    assert {f.name: f.stat().st_mtime_ns for f in records.glob("[12]__t0.json")} == stamps
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [s["status"] for s in manifest["sessions"]] == ["interrupted", "completed"]
+    resumed_summary, full_summary = _summary(out), _summary(full)
+    assert resumed_summary["eqbench"]["total"] == 3 and resumed_summary["errors"] == 0
+    assert resumed_summary == full_summary
