@@ -19,8 +19,10 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from empathos.bench.pairwise_items import bench_items
+from empathos.cli.bench_run import is_bench_dir
 from empathos.cli.score import Format
-from empathos.errors import ConfigError
+from empathos.errors import ConfigError, RecordError
 from empathos.llm import ResponseCache, build_model
 from empathos.llm.roles import RoleEndpoint
 from empathos.pairwise import (
@@ -101,6 +103,31 @@ def _budget(opts: PairwiseOptions, n_models: int) -> int | None:
     return min(budgets) if budgets else None
 
 
+def _load(
+    paths: Sequence[Path], opts: PairwiseOptions, err: Console
+) -> tuple[list[Item], list[RecordError]]:
+    """The items of ``paths``: ``empathos bench eqbench3`` directories read as such (their
+    error records skipped, counted), everything else as ``load_items`` reads it."""
+    benches = [p for p in paths if is_bench_dir(p)]
+    items, problems = load_items([p for p in paths if p not in benches])
+    if benches:
+        if opts.eqbench3 is None:
+            raise ConfigError(
+                f"{benches[0]} is an `empathos bench` run: judge it with --eqbench3 DATA "
+                "(EQ-Bench 3's pairwise prompt)",
+                field="--eqbench3",
+            )
+        got = bench_items(list(benches))
+        items += got.items
+        problems += got.problems
+        if got.errors:
+            err.print(
+                f"warning: skipped {got.errors} bench record(s) that ended in an error",
+                markup=False,
+            )
+    return items, problems
+
+
 def _check(opts: PairwiseOptions, models: set[str]) -> None:
     """Refuse, before any call, what would only show as an empty or silent result."""
     if len(models) < 2:
@@ -147,7 +174,7 @@ def run_pairwise(
 ) -> tuple[dict[str, Any], int]:
     """Judge what is missing, then rate; the results and the exit code (1: a call failed or
     a file was unreadable)."""
-    items, problems = load_items(paths)
+    items, problems = _load(paths, opts, err)
     models = {i.model for i in items}
     _check(opts, models)
     for problem in problems:
@@ -325,6 +352,6 @@ Eqbench3Opt = Annotated[
     Path | None,
     typer.Option(
         help="Judge with EQ-Bench 3's pairwise prompt, read from this copy of its data/ "
-        "folder (runs: transcript run directories)."
+        "folder (runs: `empathos bench eqbench3` directories or transcript run directories)."
     ),
 ]

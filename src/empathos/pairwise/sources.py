@@ -2,10 +2,11 @@
 
 Anything ``empathos score`` reads (our run directories, Inspect imports, re-judged runs,
 published EMPA result folders, record files) gives one item per finished dialogue, named
-as its records name their model. A **transcript run directory** (the layout EQ-Bench 3 runs
-use here) holds ``transcripts.jsonl``: one JSON object per line with ``scenario_id``,
-``model``, ``transcript`` (a list of ``{"role", "content"}`` messages), and optionally
-``trial`` (default 0) and ``debrief``; see docs/pairwise.md.
+as its records name their model. A **transcript run directory** (any tool's EQ-Bench 3
+transcripts; ``empathos bench eqbench3`` directories are read by the command, through
+``empathos.bench.pairwise_items``) holds ``transcripts.jsonl``: one JSON object per line
+with ``scenario_id``, ``model``, ``transcript`` (a list of ``{"role", "content"}``
+messages), and optionally ``trial`` (default 0) and ``debrief``; see docs/pairwise.md.
 """
 
 from __future__ import annotations
