@@ -9,14 +9,24 @@
 - :mod:`.scorer`: EPM-Q per dialogue and the task's metrics, as ``empathos score``;
 - :mod:`.preflight`: the checks before the first sample (roles bound, servers reachable);
 - :mod:`.judge_check`: ``empa_judge_check``, a meta-check of the judge role;
+- :mod:`.bench_tasks`: ``emobench``, ``eqbench`` and ``eqbench3`` on ``empathos bench``'s code;
 - :mod:`.logs`: Inspect logs of the task back to our record files
   (``empathos import-inspect``).
 
 Nothing else in empathos imports inspect-ai.
 """
 
+from empathos.integrations.inspect.bench_tasks import emobench, eqbench, eqbench3
 from empathos.integrations.inspect.judge_check import empa_judge_check
 from empathos.integrations.inspect.scorer import empa_metrics, epmq
 from empathos.integrations.inspect.task import empa
 
-__all__ = ["empa", "empa_judge_check", "empa_metrics", "epmq"]
+__all__ = [
+    "emobench",
+    "empa",
+    "empa_judge_check",
+    "empa_metrics",
+    "epmq",
+    "eqbench",
+    "eqbench3",
+]

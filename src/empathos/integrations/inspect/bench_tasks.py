@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from inspect_ai import Task, task
-from inspect_ai._util.error import PrerequisiteError  # see task.py
 from inspect_ai.dataset import Sample
 from inspect_ai.model import get_model, model_roles
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
@@ -31,6 +30,7 @@ from empathos.bench.record import BenchItemRecord, BenchName
 from empathos.bench.summary import BenchDir, summarise
 from empathos.errors import EmpathosError
 from empathos.integrations.inspect.backend import role_client
+from empathos.integrations.inspect.preflight import prerequisite
 
 __all__ = [
     "BENCH_KEY",
@@ -54,7 +54,7 @@ def _cases(name: BenchName, data: str) -> dict[str, BenchCase]:
     try:
         cases, _ = bench_cases(name, Path(data))
     except EmpathosError as exc:
-        raise PrerequisiteError(f"empathos/{name}: -T data: {exc.line()}") from None
+        raise prerequisite(f"empathos/{name}: -T data: {exc.line()}") from None
     return {c.id: c for c in cases}
 
 
@@ -63,15 +63,17 @@ def _roles(name: BenchName) -> Roles:
     if name != "eqbench3":
         return Roles(role_client(tested, "tested"), str(tested))
     if "judge" not in model_roles():
-        raise PrerequisiteError("empathos/eqbench3: no judge: pass --model-role judge=MODEL")
-    judge = get_model(role="judge")
+        raise prerequisite("empathos/eqbench3: no judge: pass --model-role judge=MODEL")
+    judge = get_model(role="judge", required=True)
     return Roles(
         role_client(tested, "tested"), str(tested), role_client(judge, "judge"), str(judge)
     )
 
 
 @solver
-def bench_item(name: BenchName, cases: Mapping[str, BenchCase]) -> Solver:
+def bench_item(  # inspect-evals-lint: ignore[custom_solver_tests] -- run by the task tests
+    name: BenchName, cases: Mapping[str, BenchCase]
+) -> Solver:
     """Play the sample's item (its id is the item id) as ``empathos bench`` does."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
