@@ -129,6 +129,6 @@ def test_import_of_a_file_that_is_not_a_log_of_the_task(tmp_path: Path) -> None:
     bad.write_text("not a zip", encoding="utf-8")
     res = CliRunner().invoke(app, ["import-inspect", str(bad), "--out", str(tmp_path / "o")])
     assert isinstance(res.exception, RecordError)
-    assert res.exception.line().startswith(f"{bad}: not a readable Inspect log")
+    assert res.exception.line().startswith(f"{bad}: not an Inspect .eval log (not a zip archive)")
     res = CliRunner().invoke(app, ["import-inspect", str(tmp_path / "gone.eval"), "--out", "o"])
     assert isinstance(res.exception, RecordError) and "no such file" in res.exception.line()
