@@ -15,7 +15,11 @@ import empathos
 # The verl adapter imports verl, which lives in its own environment (scripts/test-verl.sh):
 # its modules are checked there, and skipped where verl is not installed. The Inspect task
 # imports inspect-ai (the inspect extra, in the lock): skipped only where it is missing.
-_FRAMEWORKS = {"empathos.integrations.verl": "verl", "empathos.integrations.inspect": "inspect_ai"}
+_FRAMEWORKS = {
+    "empathos.integrations.verl": "verl",
+    "empathos.integrations.inspect": "inspect_ai",
+    "empathos.integrations.trl": "trl",
+}
 _MISSING = tuple(
     package for package, module in _FRAMEWORKS.items() if importlib.util.find_spec(module) is None
 )

@@ -99,7 +99,7 @@ def _expected(
 @pytest.mark.parametrize(
     ("verl_name", "ours"),
     [("mapo_dialogue", "mapo_dialogue"), ("mapo_turn_only", "turn_only"),
-     ("mapo_batch_only", "batch_only"), ("mapo_turnwise", "mapo_turnwise")],
+     ("mapo_batch_only", "batch_only")],
 )  # fmt: skip
 def test_registry_estimator_returns_what_empathos_rl_returns(verl_name: str, ours: str) -> None:
     fn = core_algos.get_adv_estimator_fn(verl_name)

@@ -233,7 +233,7 @@ class LocalPolicy:
                 )
             finally:
                 self.model.train(was_training)
-            remember_batch(prefix, res.cache, res.sequences, pads, width, eos)
+            remember_batch(prefix, getattr(res, "cache", None), res.sequences, pads, width, eos)
         new = res.sequences[:, width:].cpu()
         if res.logits:
             logits = torch.stack([x.float() for x in res.logits], dim=1).cpu()  # (B, N, V)

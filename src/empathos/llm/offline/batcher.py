@@ -108,7 +108,7 @@ def _generate(
             return_dict_in_generate=True,
             **kwargs,
         )
-        remember_batch(lm.prefix, out.cache, out.sequences, pads, width, [eos])
+        remember_batch(lm.prefix, getattr(out, "cache", None), out.sequences, pads, width, [eos])
     rows: list[list[int]] = out.sequences[:, width:].tolist()
     return rows, used
 

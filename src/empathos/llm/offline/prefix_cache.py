@@ -214,7 +214,7 @@ def remember_batch(
     ``sequences`` (prompts left-padded by ``pads`` to ``width``, then the replies): prompt and
     reply, the padding cut off, and what the row was fed after the first ``stop_ids`` token
     of its reply (the batch went on without it) left out."""
-    if prefix is None or prefix.max_bytes <= 0:
+    if prefix is None or prefix.max_bytes <= 0 or cache is None:  # None: an older transformers
         return
     layers = layers_of(cache)
     if layers is None:
