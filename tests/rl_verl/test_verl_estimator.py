@@ -248,3 +248,35 @@ def test_the_estimator_refuses_a_response_mask_rewrite_naming_the_setting() -> N
         else:
             with pytest.raises(ConfigError, match=r"algorithm\.rollout_correction\.rollout_rs"):
                 fn(token_level_rewards=rewards, response_mask=mask, config=config, index=UIDS)
+
+
+def test_registered_mapo_turnwise_is_empathos_rls() -> None:
+    """Issue 38's estimator reaches verl through the generic registry: verl's ``mapo_turnwise``
+    gives what ``empathos.rl`` gives for the same turns, on each scored reply's tokens."""
+    from empathos.rl import AdvantageConfig, TurnBatch, compute_advantages
+
+    scores = _scores(1)
+    rewards, mask, spans = _layout(scores)
+    fn = core_algos.get_adv_estimator_fn("mapo_turnwise")
+    adv, _ = fn(token_level_rewards=rewards, response_mask=mask,
+                config=AlgoConfig(gamma=0.85), index=UIDS)  # fmt: skip
+    width = max(len(row) for row in scores)
+    r = np.zeros((len(scores), width))
+    valid = np.zeros((len(scores), width), dtype=bool)
+    turns = np.zeros((len(scores), width), dtype=bool)
+    for b, row in enumerate(scores):
+        for k, x in enumerate(row):
+            turns[b, k] = True
+            if x is not None:
+                r[b, k], valid[b, k] = x, True
+    uid = np.unique(UIDS.astype(str), return_inverse=True)[1]
+    res = compute_advantages(
+        "mapo_turnwise", TurnBatch(r, valid, turns, uid), AdvantageConfig(gamma=0.85)
+    )
+    want = torch.zeros_like(adv)
+    for b, row_spans in enumerate(spans):
+        for k, (start, end) in enumerate(row_spans):
+            if valid[b, k]:
+                want[b, start:end] = float(res.advantages[b, k])
+    assert float(want.abs().sum()) > 0
+    torch.testing.assert_close(adv, want, rtol=0, atol=1e-6)
