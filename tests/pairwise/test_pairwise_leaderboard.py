@@ -16,6 +16,7 @@ from pairwise_helpers import JudgeServer, empathos, eqbench_copy, judge_flags, j
 
 from empathos.errors import ConfigError
 from empathos.pairwise import read_leaderboard
+from empathos.report.pairwise import pairwise_html
 
 SCENARIOS = ("1", "2", "3")
 #: model -> (quality tag in its replies, its published rating)
@@ -120,6 +121,8 @@ def test_trueskill_with_the_leaderboard_orders(tmp_path: Path) -> None:
     assert result["rating"] == "trueskill" and result["leaderboard_comparisons"] == 1
     order = [r["model"] for r in result["ratings"]]
     assert order.index("board-high") < order.index("newbie") < order.index("board-low")
+    section = pairwise_html(result)  # the report's pairwise section names the method
+    assert "EQ-Bench 3&#x27;s TrueSkill" in section or "EQ-Bench 3's TrueSkill" in section
 
 
 def test_leaderboard_files_of_another_layout(tmp_path: Path) -> None:
