@@ -114,9 +114,13 @@ def test_the_new_model_lands_between_its_neighbours_on_the_leaderboard_scale(
 
 
 def test_trueskill_with_the_leaderboard_orders(tmp_path: Path) -> None:
-    res, server = _compare(tmp_path, "--rating", "trueskill", "--pairs-per-model", "6")
+    res, server = _compare(tmp_path, "--rating", "trueskill", "--pairs-per-model", "9")
     assert res.exit_code == 0, res.stderr
-    assert len(server.requests) == 12  # 6 pairs for the one new model, both orders
+    assert len(server.requests) == 18  # 9 pairs for the one new model, both orders
+    pairs = {
+        (j["scenario_id"], *sorted((j["first"], j["second"]))) for j in judgements(tmp_path / "pw")
+    }
+    assert len(pairs) == 9 and all("newbie" in p for p in pairs)  # every new-vs-board pair
     result = json.loads(res.stdout)
     assert result["rating"] == "trueskill" and result["leaderboard_comparisons"] == 1
     order = [r["model"] for r in result["ratings"]]
