@@ -122,3 +122,25 @@ def judgements(out: Path) -> list[dict[str, Any]]:
         for x in (out / "judgements.jsonl").read_text(encoding="utf-8").splitlines()
         if x
     ]
+
+
+# Our own stand-in in the benchmark's layout (not its text): the slots and two codes.
+FIXTURE = """Compare respondents Q1111 and Q2222 in a role-play.
+[Q1111]
+{conversation_history_A}
+{debrief_A}
+[Q2222]
+{conversation_history_B}
+{debrief_B}
+Notes: {scenario_notes}
+Answer JSON: {"overall_eq": "Q1111+++ or Q2222+", "warmth": "..."}
+"""
+
+
+def eqbench_copy(folder: Path) -> Path:
+    """A copy of EQ-Bench 3's data/ folder in its layout, with our own stand-in text."""
+    data = folder / "data"
+    data.mkdir(parents=True)
+    (data / "pairwise_prompt_eqbench3.txt").write_text(FIXTURE, encoding="utf-8")
+    (data / "scenario_notes.txt").write_text("# 1\nnote one\n# 2\nnote two\n", encoding="utf-8")
+    return folder

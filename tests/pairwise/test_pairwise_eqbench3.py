@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pairwise_helpers import JudgeServer, empathos, judge_flags, judgements, write_run
+from pairwise_helpers import (
+    FIXTURE,
+    JudgeServer,
+    empathos,
+    eqbench_copy,
+    judge_flags,
+    judgements,
+    write_run,
+)
 
 from empathos.errors import ConfigError
 from empathos.llm.structured import OutputInvalid
@@ -18,26 +26,6 @@ from empathos.pairwise import EqbenchPrompts, parse_picks
 
 SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "eqbench3-sample"
 MARK = "<<kind>>"
-
-# Our own stand-in in the benchmark's layout (not its text): the slots and two codes.
-FIXTURE = """Compare respondents Q1111 and Q2222 in a role-play.
-[Q1111]
-{conversation_history_A}
-{debrief_A}
-[Q2222]
-{conversation_history_B}
-{debrief_B}
-Notes: {scenario_notes}
-Answer JSON: {"overall_eq": "Q1111+++ or Q2222+", "warmth": "..."}
-"""
-
-
-def _copy(folder: Path) -> Path:
-    data = folder / "data"
-    data.mkdir(parents=True)
-    (data / "pairwise_prompt_eqbench3.txt").write_text(FIXTURE, encoding="utf-8")
-    (data / "scenario_notes.txt").write_text("# 1\nnote one\n# 2\nnote two\n", encoding="utf-8")
-    return folder
 
 
 def answer(text: str) -> str:
@@ -77,7 +65,7 @@ def _judge(
 
 
 def test_the_benchmark_prompt_from_a_copy_in_its_layout(tmp_path: Path) -> None:
-    copy = _copy(tmp_path / "eqbench3")
+    copy = eqbench_copy(tmp_path / "eqbench3")
     result, lines = _judge(copy, tmp_path)
     assert result["ratings"][0]["model"] == "kind"
     judged = [x for x in lines if "picks" in x]

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from empathos.cli import pairwise as pw
+from empathos.cli import pairwise_flags as pf
 from empathos.cli.report import ScenariosOpt, _compare
 from empathos.cli.score import Format, Label, LabelOpt, Preset
 from empathos.errors import ConfigError
@@ -50,21 +51,26 @@ def register(app: typer.Typer) -> None:
         scenarios: ScenariosOpt = None,
         label: LabelOpt = Label.auto,
         pairwise: PairwiseOpt = False,
-        fmt: pw.FormatOpt = Format.table,
-        config: pw.ConfigOpt = None,
-        judge_model: pw.JudgeModelOpt = None,
-        judge_base_url: pw.JudgeUrlOpt = None,
-        judge_api_key_env: pw.JudgeKeyOpt = None,
-        max_pairs: pw.MaxPairsOpt = None,
-        pairs_per_model: pw.PerModelOpt = None,
-        anchor: pw.AnchorOpt = None,
-        anchor_rating: pw.AnchorRatingOpt = 1000.0,
-        length: pw.LengthOpt = False,
-        aspect: pw.AspectOpt = "overall",
-        bootstrap: pw.BootstrapOpt = 200,
-        seed: pw.SeedOpt = 0,
-        concurrency: pw.ConcurrencyOpt = 4,
-        eqbench3: pw.Eqbench3Opt = None,
+        fmt: pf.FormatOpt = Format.table,
+        config: pf.ConfigOpt = None,
+        judge_model: pf.JudgeModelOpt = None,
+        judge_base_url: pf.JudgeUrlOpt = None,
+        judge_api_key_env: pf.JudgeKeyOpt = None,
+        max_pairs: pf.MaxPairsOpt = None,
+        pairs_per_model: pf.PerModelOpt = None,
+        anchor: pf.AnchorOpt = None,
+        anchor_rating: pf.AnchorRatingOpt = 1000.0,
+        length: pf.LengthOpt = False,
+        aspect: pf.AspectOpt = "overall",
+        bootstrap: pf.BootstrapOpt = 200,
+        seed: pf.SeedOpt = 0,
+        concurrency: pf.ConcurrencyOpt = 4,
+        eqbench3: pf.Eqbench3Opt = None,
+        leaderboard: pf.LeaderboardOpt = None,
+        leaderboard_elo: pf.LeaderboardEloOpt = None,
+        rating: pf.RatingOpt = "bradley-terry",
+        degraded_check: pf.DegradedOpt = False,
+        degraded_threshold: pf.ThresholdOpt = 0.8,
     ) -> None:
         """Paired comparison of two models on their shared scenarios (and trials): wins,
         losses, ties, mean difference with a bootstrap interval and a permutation p-value.
@@ -78,6 +84,8 @@ def register(app: typer.Typer) -> None:
                 pairs_per_model=pairs_per_model, anchor=anchor,
                 anchor_rating=anchor_rating, length=length, aspect=aspect, bootstrap=bootstrap,
                 seed=seed, concurrency=concurrency, eqbench3=eqbench3, scenarios=scenarios,
+                leaderboard=leaderboard, leaderboard_elo=leaderboard_elo, rating=rating,
+                degraded_check=degraded_check, degraded_threshold=degraded_threshold,
             )  # fmt: skip
             code = pw.pairwise_main(runs, out, fmt.value, flags)
         elif len(runs) != 2:

@@ -13,15 +13,19 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from empathos.bench.pairwise_items import bench_items
 from empathos.cli.bench_run import is_bench_dir
-from empathos.cli.score import Format
+from empathos.cli.pairwise_check import (
+    check_lines,
+    check_result,
+    degraded_items,
+    is_check_pair,
+)
 from empathos.errors import ConfigError, RecordError
 from empathos.llm import ResponseCache, build_model
 from empathos.llm.roles import RoleEndpoint
@@ -34,14 +38,19 @@ from empathos.pairwise import (
     Judge,
     Judgement,
     JudgementStore,
+    Leaderboard,
     PairJudge,
+    PairKey,
     Profile,
     judge_orders,
     load_items,
     plan_orders,
+    read_leaderboard,
     scenarios_of,
     summarize,
 )
+from empathos.pairwise.anchored import BOARD_SCALE
+from empathos.pairwise.results import RATINGS_METHODS
 from empathos.prompts.blocks import condensed_profile
 from empathos.report.labels import find_scenario_sources
 from empathos.validate.config import load_judge
@@ -66,6 +75,11 @@ class PairwiseOptions:
     concurrency: int = 4
     scenarios: tuple[str, ...] = ()
     eqbench3: Path | None = None
+    leaderboard: Path | None = None
+    leaderboard_elo: Path | None = None
+    rating: str = "bradley-terry"
+    degraded_check: bool = False
+    degraded_threshold: float = 0.8
 
 
 def _profiles(paths: Sequence[Path], extra: Sequence[str], ids: set[str]) -> dict[str, Profile]:
@@ -94,12 +108,14 @@ def _judge(opts: PairwiseOptions, paths: Sequence[Path], ids: set[str]) -> tuple
     return PairJudge(client, name, _profiles(paths, opts.scenarios, ids), style), cache
 
 
-def _budget(opts: PairwiseOptions, n_models: int) -> int | None:
+def _budget(opts: PairwiseOptions, n_models: int, n_new: int | None = None) -> int | None:
     """The pair budget: --max-pairs, or --pairs-per-model K as ceil(K * M / 2) pairs (each
-    pair is a comparison of two models), the smaller when both are given."""
+    pair is a comparison of two models; against a leaderboard K x the new models, each of
+    whose pairs has one), the smaller when both are given."""
     budgets = [opts.max_pairs] if opts.max_pairs is not None else []
     if opts.pairs_per_model is not None:
-        budgets.append(-(-opts.pairs_per_model * n_models // 2))
+        k = opts.pairs_per_model
+        budgets.append(k * n_new if n_new is not None else -(-k * n_models // 2))
     return min(budgets) if budgets else None
 
 
@@ -169,12 +185,82 @@ async def _judge_all(
             await client.aclose()
 
 
+def _check_flags(opts: PairwiseOptions) -> None:
+    """Refuse flags that do not go together, before anything is read."""
+    if opts.rating not in RATINGS_METHODS:
+        raise ConfigError(
+            f"unknown rating {opts.rating!r}; choose one of {list(RATINGS_METHODS)}",
+            field="--rating",
+        )
+    eq3 = {
+        "--rating trueskill": opts.rating == "trueskill",
+        "--leaderboard": bool(opts.leaderboard),
+    }
+    for flag, given in eq3.items():
+        if given and opts.eqbench3 is None:
+            raise ConfigError(f"{flag} is for EQ-Bench 3's pass: give --eqbench3 DATA", field=flag)
+    if opts.leaderboard_elo is not None and opts.leaderboard is None:
+        raise ConfigError("give the runs file with --leaderboard too", field="--leaderboard-elo")
+    if opts.degraded_check and opts.leaderboard is not None:
+        raise ConfigError("judges runs against their own copies: not with --leaderboard",
+                          field="--degraded-check")  # fmt: skip
+    scaled = opts.rating == "trueskill" or opts.leaderboard_elo is not None
+    if scaled and (opts.anchor is not None or opts.length):
+        flag = "--anchor" if opts.anchor is not None else "--length-covariate"
+        raise ConfigError(
+            "not with --rating trueskill or --leaderboard-elo (their scale is the benchmark's)",
+            field=flag,
+        )
+
+
+def _with_board(
+    opts: PairwiseOptions, items: list[Item]
+) -> tuple[list[Item], Leaderboard | None, set[str]]:
+    """The items with the leaderboard's (if any), the leaderboard, the new models."""
+    new = {i.model for i in items}
+    if opts.leaderboard is None:
+        return items, None, new
+    if not new:
+        raise ConfigError("found no model in the runs given; need one or more", field="RUN")
+    board = read_leaderboard(opts.leaderboard, opts.leaderboard_elo)
+    clash = sorted(new & board.models)
+    if clash:
+        raise ConfigError(
+            f"model {clash[0]!r} is already on the leaderboard; label the new run differently",
+            field="RUN",
+        )
+    return [*items, *board.items], board, new
+
+
+def _plan_args(
+    opts: PairwiseOptions, board: Leaderboard | None, new: set[str], n_models: int
+) -> dict[str, Any]:
+    """plan_orders' budget, which pairs, and the strengths held."""
+    allow = None
+    if opts.degraded_check:
+        allow = is_check_pair
+    elif board is not None:
+        allow = _involves(new)
+    fixed = {m: r.elo * BOARD_SCALE for m, r in board.ratings.items()} if board else None
+    n_new = len(new) if board is not None else None
+    return {"max_pairs": _budget(opts, n_models, n_new), "allow": allow, "fixed": fixed or None}
+
+
+def _involves(new: set[str]) -> Any:
+    def allow(key: PairKey) -> bool:
+        return key[2] in new or key[3] in new
+
+    return allow
+
+
 def run_pairwise(
     paths: Sequence[Path], opts: PairwiseOptions, err: Console
 ) -> tuple[dict[str, Any], int]:
-    """Judge what is missing, then rate; the results and the exit code (1: a call failed or
-    a file was unreadable)."""
+    """Judge what is missing, then rate; the results and the exit code (1: a call failed, a
+    file was unreadable, or the degraded check failed)."""
+    _check_flags(opts)
     items, problems = _load(paths, opts, err)
+    items, board, new = _with_board(opts, degraded_items(items) if opts.degraded_check else items)
     models = {i.model for i in items}
     _check(opts, models)
     for problem in problems:
@@ -190,18 +276,29 @@ def run_pairwise(
         if cache is not None:
             cache.close()
         raise
-    plan = plan_orders(items, stored, judge.name, _budget(opts, len(models)), opts.seed)
+    args = _plan_args(opts, board, new, len(models))
+    plan = plan_orders(items, stored, judge.name, seed=opts.seed, **args)
+    against = f" against {len(board.models)} leaderboard model(s)" if board else ""
     err.print(
         f"pairwise: {len(plan.orders)} call(s) to make for {len(plan.pairs)} pair(s) of "
-        f"{plan.candidates} possible ({plan.done_pairs} begun before), judge {judge.name}",
+        f"{plan.candidates} possible ({plan.done_pairs} begun before), judge {judge.name}"
+        f"{against}",
         markup=False,
     )
     try:
-        new = asyncio.run(_judge_all(plan.orders, judge, store, opts.concurrency, err))
+        new_judgements = asyncio.run(_judge_all(plan.orders, judge, store, opts.concurrency, err))
     finally:
         if cache is not None:
             cache.close()
-    failed = [j for j in new if j.picks is None]
+    failed = _report_failures(new_judgements, err)
+    result = _results(store, items, judge.name, opts, board)
+    store.write_ratings(result)
+    check_failed = opts.degraded_check and not result["degraded_check"]["passed"]
+    return result, 1 if failed or problems or check_failed else 0
+
+
+def _report_failures(judgements: Sequence[Judgement], err: Console) -> int:
+    failed = [j for j in judgements if j.picks is None]
     for j in failed[:5]:
         err.print(
             f"warning: judge failed on {j.scenario_id} t{j.trial} {j.first} vs {j.second}: "
@@ -210,14 +307,29 @@ def run_pairwise(
         )
     if failed:
         err.print(f"warning: {len(failed)} call(s) failed; rerun to judge them again", markup=False)
+    return len(failed)
+
+
+def _results(
+    store: JudgementStore,
+    items: Sequence[Item],
+    judge: str,
+    opts: PairwiseOptions,
+    board: Leaderboard | None,
+) -> dict[str, Any]:
     everything, _ = store.read()
+    names = {i.model for i in items}
+    mine = [j for j in everything if j.first in names and j.second in names]
     result = summarize(
-        everything, items, judge.name, aspect=opts.aspect, anchor=opts.anchor,
+        mine, items, judge, aspect=opts.aspect, anchor=opts.anchor,
         anchor_rating=opts.anchor_rating, length=opts.length, n_boot=opts.bootstrap,
-        seed=opts.seed,
+        seed=opts.seed, board=board, rating=opts.rating,
     )  # fmt: skip
-    store.write_ratings(result)
-    return result, 1 if failed or problems else 0
+    if opts.degraded_check:
+        result["degraded_check"] = check_result(
+            mine, judge, opts.aspect, opts.degraded_threshold, opts.bootstrap, opts.seed
+        )
+    return result
 
 
 def _csv(result: dict[str, Any]) -> str:
@@ -233,7 +345,7 @@ def _csv(result: dict[str, Any]) -> str:
         "pairs",
         "win_rate",
     ]
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     w.writeheader()
     for row in result["ratings"]:
         w.writerow(row)
@@ -247,13 +359,15 @@ def _table(result: dict[str, Any]) -> str:
     ]
     lines.append(f"{'model':<32} {'elo':>7} {'95% interval':>17} {'pairs':>6} {'win rate':>8}")
     for r in result["ratings"]:
+        rate = "" if r["win_rate"] is None else f"{r['win_rate']:>8.0%}"
+        held = "  (leaderboard, held)" if r.get("fixed") else ""
         lines.append(
             f"{r['model'][:32]:<32} {r['elo']:>7.0f} "
             f"{r['elo_lower']:>8.0f}..{r['elo_upper']:<7.0f} "
-            f"{r['pairs']:>6} {r['win_rate']:>8.0%}"
+            f"{r['pairs']:>6} {rate:>8}{held}"
         )
     if result["ratings"]:
-        lines.append(f"anchor: {result['anchor']} = {result['anchor_rating']:.0f}")
+        lines.append(_scale_line(result))
         models = result["models"]
         lines.append("win matrix (row beat column; ties half):")
         for i, m in enumerate(models):
@@ -267,6 +381,8 @@ def _table(result: dict[str, Any]) -> str:
             f"length coefficient (log reply-length ratio): {result['length_coef']:.3f} "
             f"[{lo:.3f}, {hi:.3f}]"
         )
+    if "degraded_check" in result:
+        lines.append(check_lines(result["degraded_check"]))
     u = result["usage"]
     cost = "no price" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}"
     lines.append(
@@ -274,6 +390,18 @@ def _table(result: dict[str, Any]) -> str:
         f"{u['input_tokens']:,} prompt / {u['output_tokens']:,} completion tokens; cost {cost}"
     )
     return "\n".join(lines)
+
+
+def _scale_line(result: dict[str, Any]) -> str:
+    if result.get("rating") == "trueskill":
+        n = result.get("leaderboard_comparisons", 0)
+        return (
+            f"EQ-Bench 3's TrueSkill (mu, 95% = mu +- 1.96 sigma; {result['anchor']}; "
+            f"{n} leaderboard order(s) in the solve)"
+        )
+    if result.get("scale"):
+        return "scale: the leaderboard's ratings, held; the new models fitted on it"
+    return f"anchor: {result['anchor']} = {result['anchor_rating']:.0f}"
 
 
 def format_results(result: dict[str, Any], fmt: str) -> str:
@@ -308,50 +436,3 @@ def pairwise_main(paths: list[Path], out: Path | None, fmt: str, flags: dict[str
         markup=False,
     )
     return code
-
-
-FormatOpt = Annotated[Format, typer.Option("--format", help="Output: table, json or csv.")]
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="YAML with a judge: endpoint section.")
-]
-JudgeModelOpt = Annotated[str | None, typer.Option(help="The pairwise judge's model id.")]
-JudgeUrlOpt = Annotated[
-    str | None, typer.Option(help="The pairwise judge's OpenAI-compatible base URL.")
-]
-JudgeKeyOpt = Annotated[
-    str | None, typer.Option(help="NAME of the variable holding the judge's key.")
-]
-MaxPairsOpt = Annotated[
-    int | None,
-    typer.Option(
-        min=1, help="Budget: at most this many pairs in all (2 calls each), the informative "
-        "first. Default: every pair.",
-    ),
-]  # fmt: skip
-PerModelOpt = Annotated[
-    int | None,
-    typer.Option(
-        min=1, help="Budget: about this many pairs per model (ceil(K x models / 2) in all).",
-    ),
-]  # fmt: skip
-AnchorOpt = Annotated[str | None, typer.Option(help="The model the Elo-like scale is anchored on.")]
-AnchorRatingOpt = Annotated[float, typer.Option(help="The anchor model's rating.")]
-LengthOpt = Annotated[
-    bool,
-    typer.Option(
-        "--length-covariate", help="Fit the reply-length ratio as a covariate (style control)."
-    ),
-]
-AspectOpt = Annotated[
-    str, typer.Option(help="Which verdict to rate: overall, cognitive, affective, proactive.")
-]
-BootstrapOpt = Annotated[int, typer.Option(min=10, help="Bootstrap draws over scenarios.")]
-SeedOpt = Annotated[int, typer.Option(help="Seed of the matchup order and the bootstrap.")]
-ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Judge calls at once.")]
-Eqbench3Opt = Annotated[
-    Path | None,
-    typer.Option(
-        help="Judge with EQ-Bench 3's pairwise prompt, read from this copy of its data/ "
-        "folder (runs: `empathos bench eqbench3` directories or transcript run directories)."
-    ),
-]

@@ -9,9 +9,16 @@ dialogues (:mod:`~empathos.pairwise.sources`), asks the judge (ours,
 See docs/pairwise.md.
 """
 
+from empathos.pairwise.anchored import BOARD_SCALE, fit_anchored, rate_anchored
 from empathos.pairwise.engine import OrderPlan, candidate_pairs, judge_orders, plan_orders
 from empathos.pairwise.eqbench import EqbenchJudge, EqbenchPrompts, parse_picks
 from empathos.pairwise.judge import Judge, PairJudge, Profile
+from empathos.pairwise.leaderboard import (
+    BoardComparison,
+    BoardRating,
+    Leaderboard,
+    read_leaderboard,
+)
 from empathos.pairwise.model import AXES, Item, Judgement, PairForm, Pick, TranscriptMessage
 from empathos.pairwise.outcomes import Outcome, Verdict, combine, flip_rates
 from empathos.pairwise.ratings import Fit, Ratings, elo, fit, rate, win_matrix
@@ -20,13 +27,17 @@ from empathos.pairwise.select import PairKey, choose_pairs
 from empathos.pairwise.sources import TRANSCRIPTS, load_items, read_transcripts, scenarios_of
 from empathos.pairwise.store import CACHE, JUDGEMENTS, RATINGS, JudgementStore, read_ratings
 from empathos.pairwise.transcript import Truncation, item_of_record, render_transcript
+from empathos.pairwise.trueskill_rating import TsRating, comparisons_of, rate_trueskill
 
 __all__ = [
     "AXES",
+    "BOARD_SCALE",
     "CACHE",
     "JUDGEMENTS",
     "RATINGS",
     "TRANSCRIPTS",
+    "BoardComparison",
+    "BoardRating",
     "EqbenchJudge",
     "EqbenchPrompts",
     "Fit",
@@ -34,6 +45,7 @@ __all__ = [
     "Judge",
     "Judgement",
     "JudgementStore",
+    "Leaderboard",
     "OrderPlan",
     "Outcome",
     "PairForm",
@@ -44,12 +56,15 @@ __all__ = [
     "Ratings",
     "TranscriptMessage",
     "Truncation",
+    "TsRating",
     "Verdict",
     "candidate_pairs",
     "choose_pairs",
     "combine",
+    "comparisons_of",
     "elo",
     "fit",
+    "fit_anchored",
     "flip_rates",
     "item_of_record",
     "judge_orders",
@@ -57,6 +72,9 @@ __all__ = [
     "parse_picks",
     "plan_orders",
     "rate",
+    "rate_anchored",
+    "rate_trueskill",
+    "read_leaderboard",
     "read_ratings",
     "read_transcripts",
     "render_transcript",

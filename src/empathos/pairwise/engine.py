@@ -11,13 +11,14 @@ its error and counted, and the other calls go on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from empathos.pairwise.anchored import fit_anchored
 from empathos.pairwise.judge import Judge
 from empathos.pairwise.model import Item, Judgement
-from empathos.pairwise.outcomes import combine
+from empathos.pairwise.outcomes import Outcome, combine
 from empathos.pairwise.ratings import fit
 from empathos.pairwise.select import PairKey, choose_pairs
 from empathos.pairwise.store import JudgementStore
@@ -47,22 +48,42 @@ def candidate_pairs(
     return by_key, pairs
 
 
+def _strengths(
+    models: Sequence[str], outcomes: Sequence[Outcome], fixed: Mapping[str, float] | None
+) -> dict[str, float]:
+    """The strengths selection works with: fitted on the outcomes so far; with ``fixed``
+    (a leaderboard's), those held and the others fitted around them (at the median of the
+    fixed before any outcome)."""
+    if fixed:
+        return dict(zip(models, fit_anchored(outcomes, models, fixed), strict=True))
+    if not outcomes:
+        return {}
+    return dict(zip(models, fit(outcomes, models).strengths, strict=True))
+
+
 def plan_orders(
     items: Sequence[Item],
     stored: Sequence[Judgement],
     judge: str,
     max_pairs: int | None,
     seed: int = 0,
+    *,
+    allow: Callable[[PairKey], bool] | None = None,
+    fixed: Mapping[str, float] | None = None,
 ) -> OrderPlan:
-    """The plan of the module docstring for ``judge``."""
+    """The plan of the module docstring for ``judge``; with ``allow``, only the pairs it
+    allows (new models against a leaderboard, dialogues against their degraded copies), and
+    with ``fixed`` the strengths of some models held (see :func:`_strengths`)."""
     by_key, candidates = candidate_pairs(items)
+    if allow is not None:
+        candidates = [c for c in candidates if allow(c)]
     ok = [j for j in stored if j.judge == judge and j.picks is not None]
     done_orders = {j.order for j in ok}
     begun = {v.pair for j in ok if (v := j.verdict()) is not None}
     models = sorted({i.model for i in items})
     verdicts = [v for j in ok if (v := j.verdict()) is not None]
     outcomes = [o for o in combine(verdicts) if o.a in models and o.b in models]
-    strengths = dict(zip(models, fit(outcomes, models).strengths, strict=True)) if outcomes else {}
+    strengths = _strengths(models, outcomes, fixed)
     begun &= set(candidates)
     chosen = choose_pairs(candidates, begun, strengths, max_pairs, seed)
     orders = []

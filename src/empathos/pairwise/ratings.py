@@ -33,6 +33,7 @@ __all__ = [
     "ELO_SCALE",
     "Fit",
     "Ratings",
+    "by_scenario_of",
     "elo",
     "fit",
     "rate",
@@ -147,6 +148,15 @@ def elo(strengths: F64, anchor: int, anchor_rating: float = 1000.0) -> F64:
     return out
 
 
+def by_scenario_of(outcomes: Sequence[Outcome]) -> tuple[list[str], dict[str, list[Outcome]]]:
+    """The scenarios in order, and the outcomes of each: what a bootstrap draws."""
+    scenarios = sorted({o.scenario_id for o in outcomes})
+    by_scenario: dict[str, list[Outcome]] = {s: [] for s in scenarios}
+    for o in outcomes:
+        by_scenario[o.scenario_id].append(o)
+    return scenarios, by_scenario
+
+
 def _boot(
     outcomes: Sequence[Outcome],
     models: Sequence[str],
@@ -156,10 +166,7 @@ def _boot(
 ) -> tuple[F64, F64]:
     """(n_boot, M) strengths and (n_boot,) length coefficients (NaN: none), each fitted on
     the outcomes of scenarios drawn with replacement."""
-    scenarios = sorted({o.scenario_id for o in outcomes})
-    by_scenario: dict[str, list[Outcome]] = {s: [] for s in scenarios}
-    for o in outcomes:
-        by_scenario[o.scenario_id].append(o)
+    scenarios, by_scenario = by_scenario_of(outcomes)
     rng = np.random.default_rng(seed)
     strengths = np.empty((n_boot, len(models)))
     coefs = np.full(n_boot, np.nan)

@@ -40,21 +40,42 @@ def _heatmap(data: dict[str, Any]) -> str:
     )
 
 
+def _share(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0%}"
+
+
+def _scale(data: dict[str, Any]) -> str:
+    """How the ratings were made and on what scale (docs/pairwise.md)."""
+    if data.get("rating") == "trueskill":
+        return (
+            "EQ-Bench 3's TrueSkill (mu; 95% interval mu +- 1.96 sigma), "
+            f"{html.escape(str(data.get('anchor')))}."
+        )
+    if data.get("scale"):
+        return (
+            "Bradley-Terry, the leaderboard's models held at their published ratings and the "
+            "new models fitted on that scale; 95% intervals by bootstrap over scenarios."
+        )
+    return (
+        "Bradley-Terry on an Elo-like scale anchored on "
+        f"{html.escape(str(data.get('anchor')))} = {data.get('anchor_rating') or 1000:.0f}; "
+        "95% intervals by bootstrap over scenarios."
+    )
+
+
 def pairwise_html(data: dict[str, Any]) -> str:
     """The section of the HTML report."""
     rows = "".join(
         f"<tr><td>{html.escape(r['model'])}</td><td class='num'>{r['elo']:.0f}</td>"
         f"<td class='num'>{r['elo_lower']:.0f} to {r['elo_upper']:.0f}</td>"
-        f"<td class='num'>{r['pairs']}</td><td class='num'>{r['win_rate']:.0%}</td></tr>"
+        f"<td class='num'>{r['pairs']}</td><td class='num'>{_share(r['win_rate'])}</td></tr>"
         for r in data["ratings"]
     )
     flips = ", ".join(f"{html.escape(k)}: {v:.0%}" for k, v in data.get("flip_rate", {}).items())
     notes = [
         f"Judge {html.escape(str(data['judge']))}, verdict on {html.escape(str(data['aspect']))}; "
         f"{data['pairs']} pairs over {data['scenarios']} scenarios, each judged in both orders "
-        "(orders that disagree count as a tie). Bradley-Terry on an Elo-like scale anchored on "
-        f"{html.escape(str(data.get('anchor')))} = {data.get('anchor_rating', 1000):.0f}; 95% "
-        "intervals by bootstrap over scenarios.",
+        f"(orders that disagree count as a tie). {_scale(data)}",
         f"Position flip rate: {flips or 'n/a'}.",
     ]
     if data.get("length_coef") is not None:
