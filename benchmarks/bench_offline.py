@@ -1,28 +1,33 @@
 """The bundled offline model's speed, ours against references, side by side in one run.
 
-Prints, each measured in the same process with ours and the reference interleaved (best and
-median of the rounds; wall seconds and this process's CPU seconds, since on a shared machine
-the wall figure mostly measures the neighbours):
+"Before" is the offline model as it was before issue 36: one torch thread, float32, no prefix
+cache; "now" is the default (every usable core up to four, float32, the cache). Prints:
 
-1. greedy decoding tokens/s: the offline backend's plain chat path against plain
-   ``transformers`` ``generate`` on the same model and prompt, and the bandwidth bound (bytes
-   of weights per token over a measured memory copy bandwidth);
+1. greedy decoding tokens/s (wall, median and best of the rounds, interleaved): the offline
+   backend's plain chat path before, now, and now in bfloat16, against plain ``transformers``
+   ``generate`` on the same model with one thread and the default threads, and the bandwidth
+   bound (bytes of weights per token over a measured memory copy bandwidth);
 2. prefill over a 12-turn dialogue's successive prompts (system, history, the new line):
    tokens computed and seconds, with and without the prefix cache;
 3. rollout generation as the trainer's (``LocalPolicy.generate``, 4 dialogues in a batch,
-   growing prompts): generated tokens per CPU second with and without the prefix cache;
+   growing prompts), before and now: generated tokens per second and per CPU-second;
 4. ``serve``'s answer to a long prompt like the published runner's judge prompt (about 2,700
-   tokens), cold and again with the same fixed part (the offline backend, in process).
+   tokens), cold before and now, and again with the same fixed part (the offline backend, in
+   process).
 
     python benchmarks/bench_offline.py [--rounds 3] [--tokens 32] [--turns 12]
 
-The demo's wall time before and after is measured with ``time empathos run`` (docs/run.md).
+Run it on an idle machine: the threads' gain turns into a loss when other processes keep the
+cores busy. The demo's wall time before and after is measured with ``time empathos run``
+(docs/run.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -34,6 +39,8 @@ import torch
 from empathos.llm.local import load_policy
 from empathos.llm.offline import OfflineBackend, load_offline_model
 from empathos.llm.offline.batcher import generate_one
+from empathos.llm.offline.model import torch_threads
+from empathos.llm.offline.model_thread import run_on_model_thread
 from empathos.llm.offline.prefix_cache import PrefixCache
 from empathos.llm.types import ChatRequest, Message
 
@@ -63,6 +70,20 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
     return time.perf_counter() - wall, time.process_time() - cpu, out
 
 
+def _timed_on(threads: int, fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """:func:`_timed` on the model thread with ``threads`` torch threads, as the backends run
+    (every other thread keeps one: docs/models.md, "Threads")."""
+    kept = os.environ.get("EMPATHOS_TORCH_THREADS")
+    os.environ["EMPATHOS_TORCH_THREADS"] = str(threads)
+    try:
+        return run_on_model_thread(_timed, fn)
+    finally:
+        if kept is None:
+            del os.environ["EMPATHOS_TORCH_THREADS"]
+        else:
+            os.environ["EMPATHOS_TORCH_THREADS"] = kept
+
+
 def _dialogue(turns: int) -> list[list[Message]]:
     """Each turn's prompt: the system text, the history so far, the new line."""
     history = [Message(role="system", content=SYSTEM)]
@@ -75,7 +96,8 @@ def _dialogue(turns: int) -> list[list[Message]]:
 
 
 def _bandwidth_gbs() -> float:
-    """Memory copy bandwidth, GB/s (bytes read plus bytes written), best of 5."""
+    """Memory copy bandwidth with torch's current threads, GB/s (bytes read plus written), best
+    of 5."""
     src = torch.empty(64 * 2**20, dtype=torch.float32)  # 256 MiB
     dst = torch.empty_like(src)
     best = 0.0
@@ -86,11 +108,20 @@ def _bandwidth_gbs() -> float:
     return best
 
 
+def _settings(threads: int) -> list[tuple[str, str, int]]:
+    """(row name, weights, threads): one thread in float32 was the default before issue 36."""
+    rows = [("ours, before", "float32", 1), (f"ours, {threads} threads", "float32", threads)]
+    return [*rows, (f"ours, {threads} thr bf16", "bfloat16", threads)]
+
+
 def greedy(rounds: int, tokens: int) -> None:
+    """Ours (the offline backend's plain path) in each setting, against ``transformers``
+    ``generate`` on the same model, one thread and the default threads, interleaved."""
     lm = load_offline_model()
+    threads = torch_threads()
+    models = {"float32": lm.model, "bfloat16": copy.deepcopy(lm.model).to(torch.bfloat16)}
     msgs = [Message(role="system", content=SYSTEM), Message(role="user", content=LINES[0])]
-    prompt = lm.prompt_ids([m.model_dump() for m in msgs])
-    ids = torch.tensor([prompt])
+    ids = torch.tensor([lm.prompt_ids([m.model_dump() for m in msgs])])
     request = ChatRequest(
         model="m",
         messages=msgs,
@@ -104,31 +135,35 @@ def greedy(rounds: int, tokens: int) -> None:
                                     do_sample=False, pad_token_id=eos)  # fmt: skip
         return int(out.shape[1] - ids.shape[1])
 
-    def ours() -> int:
+    def ours(weights: str) -> int:
+        lm.model = models[weights]
         lm.prefix = PrefixCache(max_bytes=0)  # decoding speed alone: nothing reused
-        return generate_one(lm, request).output_tokens
+        try:
+            return generate_one(lm, request).output_tokens
+        finally:
+            lm.model = models["float32"]
 
-    rows: dict[str, list[tuple[float, float]]] = {"ours": [], "transformers": []}
+    runs: list[tuple[str, int, Callable[[], int]]] = [
+        (name, n, lambda w=weights: ours(w)) for name, weights, n in _settings(threads)
+    ]
+    runs += [("transformers, 1", 1, reference), (f"transformers, {threads}", threads, reference)]
+    rows: dict[str, list[float]] = {name: [] for name, _, _ in runs}
     for _ in range(rounds):
-        for name, fn in (("ours", ours), ("transformers", reference)):
-            wall, cpu, n = _timed(fn)
-            rows[name].append((n / wall, n / max(cpu, 1e-9)))
+        for name, n, fn in runs:
+            wall, _, made = _timed_on(n, fn)
+            rows[name].append(made / wall)
     lm.prefix = PrefixCache()
     weight_bytes = sum(p.numel() * p.element_size() for p in lm.model.parameters())
-    bw = _bandwidth_gbs()
-    bound = bw * 1e9 / weight_bytes
-    print(f"\n1. greedy decoding, {tokens} tokens, {rounds} rounds (median; best)")
-    print(f"{'':14}{'tokens/s wall':>22}{'tokens/CPU-s':>22}")
+    bw = run_on_model_thread(_bandwidth_gbs)  # with the default threads (set last)
+    print(f"\n1. greedy decoding, {tokens} tokens, {rounds} rounds (tokens/s wall: median, best)")
     for name, vals in rows.items():
-        w, c = [v[0] for v in vals], [v[1] for v in vals]
-        mw, mc = statistics.median(w), statistics.median(c)
-        print(f"{name:14}{mw:>14.1f} ({max(w):5.1f}){mc:>14.1f} ({max(c):5.1f})")
-    ratio = statistics.median(v[1] for v in rows["ours"]) / statistics.median(
-        v[1] for v in rows["transformers"]
-    )
-    print(f"ours / transformers (CPU): {ratio:.2f}x")
-    print(f"bandwidth bound: {weight_bytes / 1e6:.0f} MB of weights per token over "
-          f"{bw:.1f} GB/s copy bandwidth = {bound:.1f} tokens/s")  # fmt: skip
+        print(f"{name:24}{statistics.median(vals):>8.1f} ({max(vals):5.1f})")
+    before = statistics.median(rows["ours, before"])
+    for name in list(rows)[1:3]:
+        print(f"{name} / ours, before: {statistics.median(rows[name]) / before:.2f}x")
+    print(f"bandwidth bound: {weight_bytes / 1e6:.0f} MB of float32 weights per token over "
+          f"{bw:.1f} GB/s copy bandwidth ({threads} threads) = {bw * 1e9 / weight_bytes:.1f} "
+          "tokens/s (no bound where the weights fit in the CPU's cache)")  # fmt: skip
 
 
 def prefill(turns: int) -> None:
@@ -141,7 +176,7 @@ def prefill(turns: int) -> None:
         wall = cpu = 0.0
         for messages in prompts:
             req = ChatRequest(model="m", messages=messages, params={"max_tokens": 1})
-            w, c, reply = _timed(lambda req=req: generate_one(lm, req))
+            w, c, reply = _timed_on(torch_threads(), lambda req=req: generate_one(lm, req))
             total += reply.input_tokens
             computed += reply.input_tokens - reply.cached_tokens
             wall, cpu = wall + w, cpu + c
@@ -157,44 +192,62 @@ def prefill(turns: int) -> None:
 
 
 def rollouts(turns: int, tokens: int) -> None:
+    """The trainer's rollouts, before (one thread, no prefix cache) and now (the default
+    threads and the cache): generated tokens per second (wall) and per CPU-second."""
     policy = load_policy()
+    threads = torch_threads()
     dialogues = [_dialogue(turns) for _ in range(4)]
     for d, dialogue in enumerate(dialogues):  # four different dialogues
         for prompt in dialogue:
             prompt[1] = Message(role="user", content=f"({d}) {prompt[1].content}")
     out = {}
-    for name, size in (("without cache", 0), ("with cache", 2**28)):
+    settings = (("before: 1 thread, no cache", 1, 0), (f"now: {threads} threads, cache", threads,
+                2**28), (f"{threads} threads, no cache", threads, 0))  # fmt: skip
+    for name, n, size in settings:
         policy.prefix = PrefixCache(max_bytes=size)
-        generated, cpu = 0, 0.0
+        generated, wall, cpu = 0, 0.0, 0.0
         for t in range(turns):
             batch = [policy.prompt_ids(d[t], tokens) for d in dialogues]
             torch.manual_seed(t)
-            _, c, gens = _timed(lambda b=batch: policy.generate(b, max_new_tokens=tokens))
+            w, c, gens = _timed_on(n, lambda b=batch: policy.generate(b, max_new_tokens=tokens))
             generated += sum(len(g.token_ids) for g in gens)
-            cpu += c
-        out[name] = generated / max(cpu, 1e-9)
+            wall, cpu = wall + w, cpu + c
+        out[name] = (generated / max(wall, 1e-9), generated / max(cpu, 1e-9))
     print(f"\n3. rollouts as the trainer's: 4 dialogues x {turns} turns, {tokens} tokens per reply")
-    for name, rate in out.items():
-        print(f"{name:16}{rate:>8.1f} generated tokens per CPU-second")
-    print(f"with / without: {out['with cache'] / out['without cache']:.2f}x")
+    print(f"{'':30}{'tokens/s':>10}{'tokens/CPU-s':>14}")
+    for name, (rate, per_cpu) in out.items():
+        print(f"{name:30}{rate:>10.1f}{per_cpu:>14.1f}")
+    (b_wall, _), (n_wall, _) = list(out.values())[:2]
+    print(f"now / before (wall): {n_wall / b_wall:.2f}x")
 
 
 def serve_long(tokens: int) -> None:
+    """A long judge-like prompt answered cold before (one thread) and now (the default
+    threads), then again with the same fixed part (the prefix cache)."""
     lm = load_offline_model()
-    lm.prefix = PrefixCache()
+    threads = torch_threads()
     fixed = " ".join(LINES) * 22  # a judge's long fixed instructions and dialogue so far
     backend = OfflineBackend()
 
-    def ask(last: str) -> tuple[float, int, int]:
+    def ask(last: str, n: int) -> tuple[float, int, int]:
         msgs = [Message(role="system", content=fixed), Message(role="user", content=last)]
         req = ChatRequest(model="m", messages=msgs, params={"max_tokens": tokens})
-        wall, _, reply = _timed(lambda: asyncio.run(backend.complete(req)))
+        os.environ["EMPATHOS_TORCH_THREADS"] = str(n)  # read by the model thread
+        try:
+            wall, _, reply = _timed(lambda: asyncio.run(backend.complete(req)))
+        finally:
+            os.environ["EMPATHOS_TORCH_THREADS"] = str(threads)
         return wall, reply.input_tokens, reply.cached_tokens
 
-    cold, warm = ask("Rate the listener's last reply."), ask("Rate the listener's reply again.")
-    print(f"\n4. serve's long prompt ({cold[1]} tokens, {tokens} tokens of reply)")
-    print(f"cold: {cold[0]:.1f} s wall; the next request with the same fixed part: "
-          f"{warm[0]:.1f} s ({warm[2]} of {warm[1]} prompt tokens from the cache)")  # fmt: skip
+    lm.prefix = PrefixCache()
+    before = ask("Rate the listener's last reply.", 1)
+    lm.prefix = PrefixCache()
+    cold = ask("Rate the listener's last reply.", threads)
+    warm = ask("Rate the listener's reply again.", threads)
+    print(f"\n4. serve's long prompt ({cold[1]} tokens, {tokens} tokens of reply), wall seconds")
+    print(f"before (1 thread, cold): {before[0]:.1f} s; now ({threads} threads) cold: "
+          f"{cold[0]:.1f} s; the next request with the same fixed part: {warm[0]:.1f} s "
+          f"({warm[2]} of {warm[1]} prompt tokens from the cache)")  # fmt: skip
 
 
 def main() -> None:
@@ -205,7 +258,7 @@ def main() -> None:
     ap.add_argument("--only", choices=["greedy", "prefill", "rollouts", "serve"], default=None)
     args = ap.parse_args()
     load_offline_model()
-    print(f"torch threads: {torch.get_num_threads()}; load average when started: "
+    print(f"torch threads on the model thread: {torch_threads()}; load average when started: "
           f"{Path('/proc/loadavg').read_text().split()[0]}")  # fmt: skip
     parts: dict[str, Callable[[], None]] = {
         "greedy": lambda: greedy(args.rounds, args.tokens),

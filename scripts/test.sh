@@ -46,6 +46,9 @@ echo "== pytest"
 # Two workers (pytest-xdist): the suite is CPU-bound and single-threaded per test (torch runs
 # one intra-op thread), so CI's two cores run it in about half the time. Work stealing evens
 # out the few long tests. Pass -n 0 to run in one process.
+# One torch thread per worker: the default (every usable core) would have the workers' threads
+# spin against each other (docs/models.md, "Threads").
+export EMPATHOS_TORCH_THREADS="${EMPATHOS_TORCH_THREADS:-1}"
 .venv/bin/python -m pytest -n "${EMPATHOS_TEST_WORKERS:-2}" --dist worksteal "$@"
 # The verl adapter's tests run against verl's real code in its own environment (docs/verl.md).
 bash scripts/test-verl.sh

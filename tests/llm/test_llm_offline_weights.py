@@ -1,10 +1,14 @@
-"""The offline model's weights setting ($EMPATHOS_OFFLINE_WEIGHTS): a bad value is a one-line
+"""The offline model's settings: weights ($EMPATHOS_OFFLINE_WEIGHTS; a bad value is a one-line
 config error; bfloat16 keeps perplexity on a fixed text within 2% of float32 and still
-answers without copying its prompt or repeating itself."""
+answers without copying its prompt or repeating itself) and threads ($EMPATHOS_TORCH_THREADS;
+generation on one model thread with them, every other thread on one)."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import os
+import threading
 
 import pytest
 import torch
@@ -12,7 +16,14 @@ import torch
 from empathos.errors import ConfigError
 from empathos.llm.offline import OfflineModel, load_offline_model
 from empathos.llm.offline.batcher import generate_one
-from empathos.llm.offline.model import offline_settings, offline_weights
+from empathos.llm.offline.model import (
+    MAX_AUTO_THREADS,
+    offline_settings,
+    offline_weights,
+    set_torch_threads,
+    torch_threads,
+)
+from empathos.llm.offline.model_thread import on_model_thread, run_on_model_thread
 from empathos.llm.offline.sampling import copied_span, echo_tokens, message_tokens
 from empathos.llm.types import ChatRequest, Message
 
@@ -47,6 +58,22 @@ def test_the_setting_is_read_and_a_bad_value_names_the_variable(
         offline_settings()
 
 
+def test_threads_default_to_the_usable_cores_and_a_number_is_taken_as_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("EMPATHOS_TORCH_THREADS", raising=False)
+    usable = len(os.sched_getaffinity(0))
+    assert torch_threads() == max(1, min(usable, MAX_AUTO_THREADS))
+    monkeypatch.setenv("EMPATHOS_TORCH_THREADS", " Auto ")
+    assert torch_threads() == max(1, min(usable, MAX_AUTO_THREADS))
+    monkeypatch.setenv("EMPATHOS_TORCH_THREADS", "3")
+    assert torch_threads() == 3 and offline_settings()["torch_threads"] == "3"
+    monkeypatch.setenv("EMPATHOS_TORCH_THREADS", "two")
+    with pytest.raises(ConfigError) as err:
+        torch_threads()
+    assert "EMPATHOS_TORCH_THREADS" in str(err.value) and "'two'" in str(err.value)
+
+
 def _perplexity(model: object, ids: torch.Tensor) -> float:
     with torch.inference_mode():
         logits = model(input_ids=ids).logits[0, :-1].float()  # type: ignore[operator]
@@ -77,3 +104,24 @@ def test_bfloat16_keeps_perplexity_and_sensible_replies() -> None:
     assert copied_span(tokens, message_tokens(lm.tokenizer, messages)) is None
     grams = [tuple(tokens[i : i + 3]) for i in range(len(tokens) - 2)]
     assert len(grams) == len(set(grams))  # no 3-gram twice
+
+
+def test_generation_runs_on_one_model_thread_with_the_threads_and_others_keep_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only the model thread forms torch's OpenMP team (docs/models.md, "Threads")."""
+    monkeypatch.setenv("EMPATHOS_TORCH_THREADS", "2")
+    set_torch_threads()  # what loading does in the loading thread
+    assert torch.get_num_threads() == 1
+
+    def where() -> tuple[int, int, str]:
+        return threading.get_ident(), torch.get_num_threads(), threading.current_thread().name
+
+    first = run_on_model_thread(where)
+    second = asyncio.run(on_model_thread(where))
+    assert first == second  # the same long-lived thread, with the setting's threads
+    assert first[0] != threading.get_ident() and first[1] == 2
+    assert first[2].startswith("empathos-model")
+    monkeypatch.setenv("EMPATHOS_TORCH_THREADS", "1")
+    assert run_on_model_thread(where)[1] == 1  # read again for every job
+    assert torch.get_num_threads() == 1  # the calling thread kept one

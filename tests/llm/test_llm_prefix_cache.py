@@ -145,6 +145,25 @@ def test_reuse_gives_the_same_greedy_plain_reply(lm: OfflineModel) -> None:
 
 
 @pytest.mark.slow
+def test_reuse_gives_the_same_sampled_reply_for_a_fixed_seed(lm: OfflineModel) -> None:
+    """Sampling draws from the same logits with the same random numbers either way."""
+
+    def make(messages: list[Message]) -> RawReply:
+        params = {"max_tokens": 8, "temperature": 1.3, "top_p": 0.95, "seed": 11}
+        return generate_one(lm, ChatRequest(model="m", messages=messages, params=params))
+
+    without, with_reuse = _both(lm, make)
+    assert [_text(r) for r in with_reuse] == [_text(r) for r in without]
+
+    # the seed matters: another seed samples another reply somewhere in the dialogue
+    def other(messages: list[Message]) -> RawReply:
+        params = {"max_tokens": 8, "temperature": 1.3, "top_p": 0.95, "seed": 12}
+        return generate_one(lm, ChatRequest(model="m", messages=messages, params=params))
+
+    assert [_text(other(m)) for m in _turns()] != [_text(r) for r in without]
+
+
+@pytest.mark.slow
 def test_reuse_gives_the_same_structured_tool_and_json_replies(lm: OfflineModel) -> None:
     schema = Verdict.model_json_schema()
     tools = [ToolSpec("ask", "Ask a question.", Ask).to_def()]

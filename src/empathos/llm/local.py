@@ -313,8 +313,8 @@ def load_causal_lm(
     """The model (moved to its device) and tokenizer of a causal-LM directory.
 
     bf16 on a GPU, float32 on the CPU unless ``bf16`` says otherwise. On the CPU, torch runs
-    one intra-op thread unless ``EMPATHOS_TORCH_THREADS`` says otherwise (as the offline model
-    does: on a small shared machine more threads mostly spin)."""
+    as many intra-op threads as ``EMPATHOS_TORCH_THREADS`` says (as the offline model does:
+    by default every usable core, at most four)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 

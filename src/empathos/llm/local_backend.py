@@ -13,6 +13,7 @@ import asyncio
 import torch
 
 from empathos.llm.local import Generation, LocalPolicy
+from empathos.llm.offline.model_thread import on_model_thread
 from empathos.llm.retry import BackendError
 from empathos.llm.types import ChatRequest, RawReply
 
@@ -115,7 +116,7 @@ class LocalBackend:
                     continue
                 self.batches.append(len(batch))
                 try:
-                    replies = await asyncio.to_thread(self._run, [r for r, _ in batch])
+                    replies = await on_model_thread(self._run, [r for r, _ in batch])
                 except Exception as exc:
                     replies = [_failed(exc)] * len(batch)
                 for (_, future), reply in zip(batch, replies, strict=True):

@@ -41,8 +41,9 @@ ENV_PREFIX = "EMPATHOS_"
 REQUIRED_ROLES: tuple[str, ...] = ("user", "director", "judge", "model_under_test")
 #: The roles of the sandbox (everything but the model under test); --roles-* set all three.
 SANDBOX_ROLES: tuple[str, ...] = ("user", "director", "judge")
-# The offline default (the README's main job): a turn cap that fits about 5 minutes on 2 cores.
-DEMO_MAX_TURNS = 3
+# The offline default (the README's main job): a turn cap that fits about 2 minutes on an idle
+# 2-core machine (6 turns in 114 s with two torch threads; 3 turns took 95 s on one: docs/run.md).
+DEMO_MAX_TURNS = 6
 DEMO_OUT = Path("runs/offline-demo")
 # Per-role output caps of the offline default (for structured output: per free-text field):
 # SmolLM2-135M is slow on CPU and rambles.

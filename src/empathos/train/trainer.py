@@ -34,6 +34,7 @@ import yaml
 from empathos import __version__
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, EmpathosError
+from empathos.llm.offline.model_thread import run_on_model_thread
 from empathos.records import DialogueRecord
 from empathos.records.io import write_text_atomic
 from empathos.sandbox import Roles, SandboxConfig
@@ -315,8 +316,11 @@ class Trainer:
         parts = self.parts
         t1, c1 = time.perf_counter(), time.process_time()
         try:
-            stats = policy_update(self.policy, parts.optimizer, parts.scheduler, samples,
-                                  settings, gen, parts.reference)  # fmt: skip
+            # on the model thread, as the rollouts: one thread forms torch's OpenMP team
+            stats = run_on_model_thread(
+                policy_update, self.policy, parts.optimizer, parts.scheduler, samples, settings,
+                gen, parts.reference,
+            )  # fmt: skip
         except torch.OutOfMemoryError:
             raise ConfigError(
                 f"the update ran out of memory at micro_batch {cfg.micro_batch}: lower "

@@ -5,8 +5,8 @@ the same sampling settings (up to ``max_batch``) as one left-padded batch, or on
 (structured / tool) request alone. Plain chats sample as :mod:`.sampling` says (repetition
 penalty, n-gram blocking, one more try after an echo of the prompt). Measured on 2 busy
 cores: 4 prompts x 32 tokens as one batch ~1.8x the throughput of one by one
-(benchmarks/bench_llm.py). Runs happen in a worker thread under the model's lock, so the
-event loop stays free.
+(benchmarks/bench_llm.py). Runs happen on the model thread (:mod:`.model_thread`) under the
+model's lock, so the event loop stays free.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from empathos.llm.offline import sampling
 from empathos.llm.offline.decoder import constrained_reply, json_object_reply
 from empathos.llm.offline.extras import generate_extras, penalties_of
 from empathos.llm.offline.model import OfflineModel
+from empathos.llm.offline.model_thread import on_model_thread
 from empathos.llm.offline.prefix_cache import batch_cache, remember_batch
 from empathos.llm.structured import tools_instruction, with_instruction
 from empathos.llm.types import ChatRequest, RawReply
@@ -234,10 +235,10 @@ class Batcher:
             self.batches.append(len(batch))
             try:
                 if len(batch) == 1:
-                    one = await asyncio.to_thread(generate_one, self.lm, requests[0], events[0])
+                    one = await on_model_thread(generate_one, self.lm, requests[0], events[0])
                     replies = [one]
                 else:
-                    replies = await asyncio.to_thread(generate_batch, self.lm, requests, events)
+                    replies = await on_model_thread(generate_batch, self.lm, requests, events)
             except Exception as exc:  # handed to every waiting caller, who classifies it
                 for _, future in batch:
                     if not future.done():

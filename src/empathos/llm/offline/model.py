@@ -40,6 +40,7 @@ __all__ = [
     "offline_settings",
     "offline_weights",
     "set_torch_threads",
+    "torch_threads",
 ]
 
 OFFLINE_MODEL_ID = "smollm2-135m-instruct"
@@ -48,10 +49,14 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _CONVERTED = "smollm2-135m-instruct-f32-v1"
 CONTEXT_TOKENS = 8192  # the model's context window: prompt and reply together
 # The weights the offline model computes with ($EMPATHOS_OFFLINE_WEIGHTS), chosen by measurement
-# (benchmarks/bench_offline.py, docs/models.md): float32 by default; bfloat16 keeps perplexity
-# within 1% but ran slower on this CPU (no native bfloat16 arithmetic).
+# (benchmarks/bench_offline.py, docs/models.md): float32 by default, since only there is the
+# prefix cache's reuse exact (bfloat16 is 1.15-1.25x faster on a CPU with native bfloat16
+# arithmetic, but a reply with reuse can differ from one without in the last bits).
 WEIGHTS = ("float32", "bfloat16")
 DEFAULT_WEIGHTS = "float32"
+# Intra-op threads for ``auto``: every core this process may use, at most this many (measured
+# on 2 cores: 1.67x one thread's tokens/s; a 135M model gains little from many more).
+MAX_AUTO_THREADS = 4
 
 _lock = threading.Lock()
 _instance: OfflineModel | None = None
@@ -185,21 +190,33 @@ def _convert(target: Path) -> OfflineModel:
     return OfflineModel(model=model, tokenizer=tokenizer, source="gguf", load_s=load_s)
 
 
-def set_torch_threads() -> None:
-    """One intra-op thread unless ``EMPATHOS_TORCH_THREADS`` says otherwise.
+def torch_threads() -> int:
+    """``$EMPATHOS_TORCH_THREADS``: a whole number, or ``auto`` (the default): the cores this
+    process may use, at most :data:`MAX_AUTO_THREADS`.
 
-    On a small shared machine several threads spin against each other and other processes:
-    measured on 2 busy cores, 24 tokens took 2-3 s with one thread and 13-25 s with two."""
-    import torch
-
-    value = os.environ.get("EMPATHOS_TORCH_THREADS", "1")
+    Set 1 where other busy processes share the cores (the test suite's parallel workers): there
+    threads spin against each other (measured on 2 busy cores: 24 tokens in 2-3 s with one
+    thread, 13-25 s with two)."""
+    value = os.environ.get("EMPATHOS_TORCH_THREADS", "auto").strip().lower()
+    if value == "auto":
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        return max(1, min(cores or 1, MAX_AUTO_THREADS))
     try:
-        threads = max(1, int(value))
+        return max(1, int(value))
     except ValueError:
         raise ConfigError(
-            f"not a whole number: {value!r}", field="EMPATHOS_TORCH_THREADS"
+            f"not a whole number or 'auto': {value!r}", field="EMPATHOS_TORCH_THREADS"
         ) from None
-    torch.set_num_threads(threads)
+
+
+def set_torch_threads() -> None:
+    """One torch thread for the calling thread: loading and everything else outside the model
+    thread (:mod:`~empathos.llm.offline.model_thread`, which computes with
+    :func:`torch_threads`) stays on one, so only one thread ever forms an OpenMP team."""
+    import torch
+
+    torch_threads()  # a bad setting fails at load, not on the first reply
+    torch.set_num_threads(1)
 
 
 def offline_weights() -> str:
@@ -214,12 +231,12 @@ def offline_weights() -> str:
 
 def offline_settings() -> dict[str, str]:
     """What the offline model computes with (for the run's manifest): weights, torch threads
-    and the prefix cache's bound, as the environment sets them."""
+    and the prefix cache's bound, as the environment and this machine set them."""
     from empathos.llm.offline.prefix_cache import prefix_cache_bytes
 
     return {
         "weights": offline_weights(),
-        "torch_threads": os.environ.get("EMPATHOS_TORCH_THREADS", "1"),
+        "torch_threads": str(torch_threads()),
         "prefix_cache_mib": str(prefix_cache_bytes() // 2**20),
     }
 
