@@ -11,6 +11,11 @@ from pathlib import Path
 
 import pytest
 
+# One torch thread per test process unless the caller says otherwise: the default (every usable
+# core) would have parallel workers' threads spin against each other (docs/models.md,
+# "Threads"); scripts/test.sh sets the same. Subprocesses the tests start inherit it.
+os.environ.setdefault("EMPATHOS_TORCH_THREADS", "1")
+
 
 @pytest.fixture(scope="session")
 def empa_sample() -> Path:

@@ -197,7 +197,7 @@ def torch_threads() -> int:
     Set 1 where other busy processes share the cores (the test suite's parallel workers): there
     threads spin against each other (measured on 2 busy cores: 24 tokens in 2-3 s with one
     thread, 13-25 s with two)."""
-    value = os.environ.get("EMPATHOS_TORCH_THREADS", "auto").strip().lower()
+    value = (os.environ.get("EMPATHOS_TORCH_THREADS") or "auto").strip().lower()
     if value == "auto":
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         return max(1, min(cores or 1, MAX_AUTO_THREADS))
