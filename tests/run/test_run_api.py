@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from empathos.errors import ConfigError
-from empathos.run.config import load_run_config
+from empathos.run.config import DEMO_MAX_TURNS, load_run_config
 from empathos.run.manifest import Manifest, Session, read_manifest, utc_now, write_manifest
 
 MODULES = [
@@ -41,7 +41,7 @@ def test_manifest_v1_round_trips(tmp_path: Path) -> None:
     write_manifest(_manifest(), tmp_path)
     back = read_manifest(tmp_path)
     assert back is not None and back.schema_version == 1
-    assert back.config.max_turns == 3 and back.fingerprint == {"max_turns": "abc"}
+    assert back.config.max_turns == DEMO_MAX_TURNS and back.fingerprint == {"max_turns": "abc"}
     assert read_manifest(tmp_path / "nowhere") is None
 
 
