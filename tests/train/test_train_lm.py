@@ -36,7 +36,7 @@ def _zero(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
     from empathos.rl import compute_advantages
 
     res = compute_advantages("mapo_dialogue", batch, cfg)
-    zero = np.zeros(np.asarray(res.advantages).shape)
+    zero = res.advantages * 0  # the batch's own array type, as every estimator returns
     return AdvantageResult(zero, res.loss_mask, res.returns, res.stats)
 
 
