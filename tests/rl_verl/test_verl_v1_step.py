@@ -149,3 +149,31 @@ def test_one_v1_training_step_with_verls_own_per_step_code(
     )
     with capsys.disabled():
         print("\nV1 step:", {k: round(float(metrics[k]), 6) for k in keys})
+
+
+def test_a_batch_whose_responses_share_one_length_takes_the_same_step(
+    rollouts: Rollouts, policy: Any
+) -> None:
+    """A batch of one dialogue (every field one shape, as when all responses are one length):
+    TransferQueue still hands it back as jagged tensors, and verl's advantage step, which
+    asserts that, runs; the store imitated that wrongly before (a dense tensor), so the step
+    failed on a run whose responses happened to share a length."""
+    import copy
+    import dataclasses
+
+    from transfer_queue import KVBatchMeta
+    from v1_step import local_transfer_queue, train_step
+
+    v1 = rollouts.v1
+    one = KVBatchMeta(keys=v1.batch.keys[:1], tags=v1.batch.tags[:1], partition_id="train")
+    alone = dataclasses.replace(v1, kv=copy.deepcopy(v1.kv), batch=one)
+    packed = alone.kv.kv_batch_get(one.keys, "train", ["response_mask", "responses"])
+    assert packed["response_mask"].is_nested and packed["responses"].is_nested
+    model = copy.deepcopy(policy.model).train()
+    model.requires_grad_(True)
+    with local_transfer_queue(alone.kv):
+        metrics = train_step(rollouts.config, alone, model)
+    stored = alone.kv.kv_batch_get(one.keys, "train", ["advantages"])["advantages"]
+    assert stored.is_nested and stored.size(0) == 1
+    assert len(stored[0]) == len(rollouts.outputs[0].response_ids)
+    assert metrics["critic/score/mean"] == pytest.approx(rollouts.outputs[0].reward_score, abs=1e-5)

@@ -3,8 +3,12 @@
 verl 0.9's V1 worker and trainer keep every sample in TransferQueue (``tq.kv_batch_put``,
 ``tq.kv_batch_get`` ...), a store of Ray actors. :class:`LocalKV` answers the same calls from a
 dict, so verl's own V1 code (``AgentLoopWorkerTQ``, ``PPOTrainer._compute_advantage``,
-``_compute_metrics``) runs on a CPU without a cluster: rows go in and come out through verl's
-own ``list_of_dict_to_tensordict``, fields and tags per key as TransferQueue keeps them.
+``_compute_metrics``) runs on a CPU without a cluster: fields and tags per key as TransferQueue
+keeps them, and a batch comes out packed by TransferQueue's own storage manager
+(``AsyncSimpleStorageManager._pack_field_values``): every non-scalar tensor field a jagged nested
+tensor even when its rows share one shape, as verl's trainer expects (``response_to_nested``
+asserts it). verl's ``list_of_dict_to_tensordict`` stacks such rows densely instead, so a batch
+whose responses were all one length failed there where TransferQueue would not.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 import torch
 from tensordict import NonTensorData, NonTensorStack, TensorDict
 from transfer_queue import KVBatchMeta
-from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+from transfer_queue.storage.managers.simple_storage_manager import AsyncSimpleStorageManager
 
 
 def _rows(fields: TensorDict | None, n: int) -> list[dict[str, Any]]:
@@ -75,7 +79,9 @@ class LocalKV:
             select_fields = [select_fields]
         names = select_fields or list(rows[0])
         present = [n for n in names if all(n in row for row in rows)]
-        return list_of_dict_to_tensordict([{n: row[n] for n in present} for row in rows])
+        pack = AsyncSimpleStorageManager._pack_field_values
+        return TensorDict({n: pack([row[n] for row in rows]) for n in present},
+                          batch_size=len(rows))  # fmt: skip
 
     async def async_kv_put(self, *args: Any, **kwargs: Any) -> None:
         self.kv_put(*args, **kwargs)
