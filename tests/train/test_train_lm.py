@@ -36,7 +36,8 @@ def _zero(batch: TurnBatch, cfg: AdvantageConfig) -> AdvantageResult:
     from empathos.rl import compute_advantages
 
     res = compute_advantages("mapo_dialogue", batch, cfg)
-    zero = res.advantages * 0  # the batch's own array type, as every estimator returns
+    adv = res.advantages  # zeros of the batch's own array type, as every estimator returns
+    zero = torch.zeros_like(adv) if isinstance(adv, torch.Tensor) else np.zeros_like(adv)
     return AdvantageResult(zero, res.loss_mask, res.returns, res.stats)
 
 
