@@ -13,8 +13,8 @@ from bench_helpers import ScriptedServer, cli
 from emobench_fixture import answer, write_emobench
 
 from empathos.bench.emobench import parse_answers
-from empathos.bench.emobench_official import official_messages
 from empathos.bench.emobench_files import read_emobench
+from empathos.bench.emobench_official import official_messages
 from empathos.bench.summary import compare_dirs, load_bench_dir
 
 

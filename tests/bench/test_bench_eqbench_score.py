@@ -195,7 +195,7 @@ def test_a_file_mixing_both_answer_formats_reads_each_reply_in_its_own(tmp_path:
 
 
 def test_a_published_revised_score_above_the_first_pass_is_reproduced(tmp_path: Path) -> None:
-    qfile = write_eq_questions(tmp_path)
+    write_eq_questions(tmp_path)
     raw = {q: ratings_text(q, 1, revise=True, revised_offset=0) for q in EQ_REFERENCES}
     stored = {q: {"first_pass_score": 1.0, "revised_score": 1.0} for q in raw}
     res = tmp_path / "results" / "eq-bench" / "revised_eqbench_v2_results.json"
