@@ -94,6 +94,8 @@ def test_the_official_protocol_reads_strictly_and_counts_lenient_only(tmp_path: 
     assert records["EU-en-1"]["protocol"] == "official"
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["bench"]["protocol"] == "official"
+    (summary,) = json.loads(cli("bench", "score", tmp_path / "run", "--format", "json").stdout)
+    assert summary["protocol"] == "official" and summary["lenient_only"] == 2
     # Not a Qwen model: no /no_think.
     with ScriptedServer(model) as server:
         cli("bench", "emobench", "--data", data, "--model", "base", "--base-url", server.url,

@@ -93,6 +93,8 @@ class BenchSummary:
     eqbench: EqbenchScore | None = None
     criteria: dict[str, float] | None = None
     protocol: str | None = None
+    lenient_only: int | None = None
+    """EmoBench: answers only the lenient diagnostic reader could read (never scored)."""
 
 
 def _interval(values: Sequence[float], scale: float = 1.0) -> tuple[float | None, float | None]:
@@ -174,9 +176,12 @@ def summarise(bench: BenchDir) -> BenchSummary:
         if rubric is not None and measures:  # the benchmark's rounding of the mean
             m = measures[0]
             measures[0] = Measure(m.name, rubric[1], m.low, m.high, m.n)
+    lenient = None
+    if bench.name == "emobench":
+        lenient = sum(int((r.detail or {}).get("lenient_only", 0)) for r in done)
     return BenchSummary(
         bench.name, bench.model, len(recs), errors, unparseable, measures, emo, eq, criteria,
-        bench.protocol,
+        bench.protocol, lenient,
     )  # fmt: skip
 
 

@@ -187,6 +187,8 @@ def summary_json(s: BenchSummary) -> dict[str, Any]:
         ]  # fmt: skip
     if s.criteria is not None:
         out["criteria"] = s.criteria
+    if s.lenient_only is not None:
+        out["lenient_only"] = s.lenient_only
     return out
 
 
@@ -214,6 +216,10 @@ def summary_tables(s: BenchSummary) -> list[Table]:
         )
     if s.emobench:
         emo = Table(title="EmoBench accuracy (%) per task and language")
+        emo.caption = (
+            f"{s.lenient_only} answer(s) only a lenient reader could read (repaired JSON, "
+            "any letter case, letter with text): counted as the benchmark counts them, wrong"
+        )
         for col in (
             "task",
             "language",
