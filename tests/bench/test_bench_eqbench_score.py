@@ -233,3 +233,18 @@ def test_published_sample_files_reproduce_their_scores(eqbench_v2_sample: Path) 
         assert row["final_from"] == "first pass"  # the rule, checked: no revision is better
     assert rows["NousResearch__Llama-2-7b-chat-hf"]["revised"] is not None
     assert len(EQ_REFERENCES) == 3  # our fixture, not the benchmark's
+
+
+def test_an_all_zero_answer_in_a_result_file_is_unparseable(tmp_path: Path) -> None:
+    qfile = write_eq_questions(tmp_path)
+    raw = {"1": ratings_text("1", 0), "2": ratings_text("2", 0), "3": ratings_text("3", -10)}
+    assert set(raw["3"].split()) >= {"0"} and not any(c in "123456789" for c in raw["3"])
+    res = tmp_path / "results" / "eq-bench" / "zeros_eqbench_v2_results.json"
+    res.parent.mkdir(parents=True)
+    res.write_text(json.dumps({
+        "benchmark_score": 100.0, "n_questions_total": 3,
+        "raw_results": {"1": {"raw_inference": raw, "individual_scores": {}}},
+    }))  # fmt: skip
+    check = check_published(res, read_questions(qfile))
+    # Question 3's ratings are all zero: rejected, as the benchmark rejects them.
+    assert check.recomputed.parseable == 2 and check.recomputed.score == 100.0
