@@ -48,8 +48,8 @@ def write_emobench(root: Path) -> Path:
         (root / "data" / f"{name}.jsonl").write_text(text, encoding="utf-8")
     prompts = {
         "sys": {"en": "Pick the best option.", "zh": "Pick the best option (zh)."},
-        "EU": {lang: "{scenario}\nFeeling of {subject}?\n{emo_choices}\nWhy?\n{cause_choices}"
-               for lang in ("en", "zh")},
+        "EU": {lang: "{scenario}\n\nFeeling of {subject}?\n{emo_choices}\n\nWhy?\n"
+                     "{cause_choices}\n" for lang in ("en", "zh")},
         "EA": {lang: "{scenario}\nBest {q_type} for {subject}?\n{choices}"
                for lang in ("en", "zh")},
     }  # fmt: skip
@@ -78,11 +78,11 @@ def answer(body: dict[str, Any], *, all_right: bool = False) -> str | int:
         return 400
     if behaviour == "junk":
         return "I am not sure about this one."
-    right = ["abcd"[i] for i in labels]
-    wrong = ["abcd"[(i + 1) % 3] for i in labels]
+    right = ["ABCD"[i] for i in labels]
+    wrong = ["ABCD"[(i + 1) % 3] for i in labels]
     letters = right if behaviour == "right" else wrong
     if behaviour == "emotion":
         letters = [right[0], wrong[1]]
     if kind == "EA":
         return json.dumps({"answer": letters[0]})
-    return json.dumps({"answer_q1": letters[0], "answer_q2": f"({letters[1]})"})
+    return json.dumps({"answer_q1": letters[0], "answer_q2": letters[1]})

@@ -12,8 +12,9 @@ import pytest
 from bench_helpers import ScriptedServer, cli
 from emobench_fixture import answer, write_emobench
 
-from empathos.bench.emobench import build_messages, parse_answers
+from empathos.bench.emobench import parse_answers
 from empathos.bench.emobench_files import read_emobench
+from empathos.bench.emobench_official import official_messages
 from empathos.bench.summary import compare_dirs, load_bench_dir
 
 
@@ -35,7 +36,7 @@ def test_known_subset_gives_exact_accuracy_per_task_and_language(tmp_path: Path)
         # The system prompt holds the benchmark's own instructions and answer fields.
         first = server.bodies[0]["messages"]
         assert first[0]["role"] == "system" and "Answer in JSON" in first[0]["content"]
-        assert "a) Joy\nb) Anger" in first[1]["content"] or "a) Wait quietly" in first[1]["content"]
+        assert "A) Joy\nB) Anger" in first[1]["content"] or "A) Wait quietly" in first[1]["content"]
     t = _table(tmp_path / "base")
     expect = {  # (task, language): (correct, n, unparseable, errors), counted by hand
         ("EU emotion", "en"): (2, 3, 1, 0),
@@ -87,9 +88,9 @@ def test_the_sample_copy_reads_and_prompts_fill(emobench_sample: Path) -> None:
     assert kinds == {("EU", "en"), ("EU", "zh"), ("EA", "en"), ("EA", "zh")}
     assert len(data.items) == 32
     for item in data.items:
-        _, user = build_messages(item, data.prompts[item.language])
+        _, user = official_messages(item, data.prompts[item.language], "m")
         assert "{" + "scenario}" not in user["content"] and item.scenario in user["content"]
-        assert "a) " in user["content"]
+        assert "A) " in user["content"]
         right = {"answer_q1": "a", "answer_q2": "b", "answer": "c"}
         assert None not in parse_answers(item, json.dumps(right))
 

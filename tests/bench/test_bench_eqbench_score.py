@@ -64,16 +64,42 @@ def test_parse_plain_and_revise_formats() -> None:
     assert parse_ratings("Calm: 2\nBitter: 7", revise=True).first_pass == {}
 
 
-def test_benchmark_score_is_first_pass_mean_times_ten_over_parseable() -> None:
+def test_the_final_score_follows_the_benchmarks_rule() -> None:
     good = score_reply(REF, ratings_text("1", 0, revise=True, revised_offset=1), revise=True)
     off = score_reply(REF, ratings_text("1", 1, revise=True, revised_offset=0), revise=True)
     junk = score_reply(REF, "I cannot answer that.", revise=True)
     result = eqbench_score([good, off, junk, None], total=5)
     first = (10 + (10 - 0.7477 * 4 * S1)) / 2
-    assert result.score == pytest.approx(10 * first)
+    assert result.first_pass == pytest.approx(10 * first)
     assert result.revised_score == pytest.approx(10 * first)  # the two swap
+    # Equal, with as many revisions parsed: the revised score is taken.
+    assert result.uses_revised and result.score == pytest.approx(10 * first)
     assert (result.parseable, result.total, result.parse_rate) == (2, 5, 0.4)
+    assert result.failed  # under 83% parsed
     assert eqbench_score([junk], total=1).score is None
+    # The revision better: taken.
+    better = eqbench_score([off, off], total=2)
+    assert better.uses_revised and better.score == 100.0
+    assert better.first_pass == pytest.approx(10 * (10 - 0.7477 * 4 * S1))
+    # The revision better but parsed for fewer than 95% of the first passes: not taken.
+    cut_short = ratings_text("1", 1, revise=True, revised_offset=0).split("Bitter: 7")[0]
+    half = score_reply(REF, cut_short, revise=True)  # the revision cut after one rating
+    assert half.first_pass is not None and half.revised is None
+    fewer = eqbench_score([off] + [half] * 19, total=20)  # 1 of 20 revisions
+    assert not fewer.uses_revised and fewer.score == fewer.first_pass
+    # The revision worse: not taken.
+    worse = eqbench_score([good, good], total=2)
+    assert not worse.uses_revised and worse.score == 100.0
+
+
+def test_markdown_letter_case_and_all_zero_answers_read_as_the_benchmark_reads_them() -> None:
+    bold = "**Calm**: 2\n## bitter: 7\nHOPEFUL: 0\nWary: 5"
+    assert question_score(REF, parse_ratings(bold, revise=False).first_pass) == 10.0
+    zeros = parse_ratings("Calm: 0\nBitter: 0\nHopeful: 0\nWary: 0", revise=False)
+    assert question_score(REF, zeros.first_pass) is None  # rejected, asked again
+    assert not score_reply(REF, "Calm: 0\nBitter: 0\nHopeful: 0\nWary: 0", revise=False).complete(
+        revise=False
+    )
 
 
 def _write_result(path: Path, offsets: dict[str, int], published: float, total: int) -> Path:
@@ -143,6 +169,49 @@ def test_a_malformed_questions_file_names_the_field(tmp_path: Path) -> None:
         read_questions(qfile)
 
 
+def test_a_file_mixing_both_answer_formats_reads_each_reply_in_its_own(tmp_path: Path) -> None:
+    qfile = write_eq_questions(tmp_path)
+    # Question 1 answered in the revise format (first pass 1 off, revision exact, its revised
+    # score stored); questions 2 and 3 as bare ratings (no revision: none stored).
+    raw = {
+        "1": ratings_text("1", 1, revise=True, revised_offset=0),
+        "2": ratings_text("2", 0),
+        "3": ratings_text("3", 1),
+    }
+    stored = {q: {"first_pass_score": 1.0, "revised_score": None} for q in raw}
+    stored["1"]["revised_score"] = 1.0
+    first = 10 * (3 * 10 - 2 * 0.7477 * 4 * S1) / 3
+    res = tmp_path / "results" / "eq-bench" / "mixed_eqbench_v2_results.json"
+    res.parent.mkdir(parents=True)
+    res.write_text(json.dumps({
+        "benchmark_score": round(first, 2), "n_questions_total": 3,
+        "raw_results": {"1": {"raw_inference": raw, "individual_scores": stored}},
+    }))  # fmt: skip
+    check = check_published(res, read_questions(qfile))
+    # All three parse (a per-file format would read only question 1); 1 of 3 revisions is
+    # under 95%: the first pass is the score.
+    assert check.recomputed.first_parseable == 3 and check.recomputed.revised_parseable == 1
+    assert check.recomputed.score == pytest.approx(first) and check.reproduced
+
+
+def test_a_published_revised_score_above_the_first_pass_is_reproduced(tmp_path: Path) -> None:
+    write_eq_questions(tmp_path)
+    raw = {q: ratings_text(q, 1, revise=True, revised_offset=0) for q in EQ_REFERENCES}
+    stored = {q: {"first_pass_score": 1.0, "revised_score": 1.0} for q in raw}
+    res = tmp_path / "results" / "eq-bench" / "revised_eqbench_v2_results.json"
+    res.parent.mkdir(parents=True)
+    res.write_text(json.dumps({
+        "benchmark_score": 100.0, "n_questions_total": 3,
+        "raw_results": {"1": {"raw_inference": raw, "individual_scores": stored}},
+    }))  # fmt: skip
+    out = cli("bench", "eqbench", "score", res, "--format", "json")
+    assert out.exit_code == 0, out.error
+    (row,) = json.loads(out.stdout)
+    assert row["recomputed"] == 100.0 and row["final_from"] == "revised"
+    assert row["first_pass"] == pytest.approx(10 * (10 - 0.7477 * 4 * S1), abs=1e-4)
+    assert row["reproduced"] is True
+
+
 PUBLISHED = {
     "Qwen__Qwen-72B-Chat": (80.70, 171, False),
     "NousResearch__Llama-2-7b-chat-hf": (36.32, 171, True),
@@ -161,5 +230,21 @@ def test_published_sample_files_reproduce_their_scores(eqbench_v2_sample: Path) 
         assert row["published"] == score
         assert abs(row["recomputed"] - score) <= 0.02, (name, row)
         assert (row["parseable"], row["total"], row["revise_format"]) == (parsed, 171, revise)
+        assert row["final_from"] == "first pass"  # the rule, checked: no revision is better
     assert rows["NousResearch__Llama-2-7b-chat-hf"]["revised"] is not None
     assert len(EQ_REFERENCES) == 3  # our fixture, not the benchmark's
+
+
+def test_an_all_zero_answer_in_a_result_file_is_unparseable(tmp_path: Path) -> None:
+    qfile = write_eq_questions(tmp_path)
+    raw = {"1": ratings_text("1", 0), "2": ratings_text("2", 0), "3": ratings_text("3", -10)}
+    assert set(raw["3"].split()) >= {"0"} and not any(c in "123456789" for c in raw["3"])
+    res = tmp_path / "results" / "eq-bench" / "zeros_eqbench_v2_results.json"
+    res.parent.mkdir(parents=True)
+    res.write_text(json.dumps({
+        "benchmark_score": 100.0, "n_questions_total": 3,
+        "raw_results": {"1": {"raw_inference": raw, "individual_scores": {}}},
+    }))  # fmt: skip
+    check = check_published(res, read_questions(qfile))
+    # Question 3's ratings are all zero: rejected, as the benchmark rejects them.
+    assert check.recomputed.parseable == 2 and check.recomputed.score == 100.0

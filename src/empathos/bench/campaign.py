@@ -21,7 +21,8 @@ from pydantic import ValidationError
 from empathos.bench.emobench_files import read_emobench
 from empathos.bench.eqbench3_files import read_eqbench3
 from empathos.bench.eqbench_files import find_questions, read_questions
-from empathos.bench.play import BenchCase, Roles, play_emobench, play_eqbench, play_eqbench3
+from empathos.bench.play import BenchCase, Roles, play_eqbench, play_eqbench3
+from empathos.bench.play_emo import play_emobench
 from empathos.bench.record import BenchItemRecord, BenchName
 from empathos.errors import ConfigError, RecordError
 from empathos.llm import ModelClient, ResponseCache
@@ -48,6 +49,7 @@ from empathos.run.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
 from empathos.scoring.usage import count_calls, usage_summary
 
 __all__ = [
+    "PROTOCOLS",
     "PreparedBench",
     "bench_cases",
     "bench_usage",
@@ -77,14 +79,26 @@ def _sha(*parts: object) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-def bench_cases(name: BenchName, data: Path) -> tuple[list[BenchCase], list[Path]]:
-    """Every item of the benchmark at ``data`` as a case, and the files they were read from."""
+#: Each benchmark's protocols, the default first (docs/bench.md).
+PROTOCOLS: dict[str, tuple[str, ...]] = {
+    "emobench": ("official", "paper"),
+    "eqbench": ("v2.1", "revise"),
+    "eqbench3": ("",),
+}
+
+
+def bench_cases(
+    name: BenchName, data: Path, protocol: str = ""
+) -> tuple[list[BenchCase], list[Path]]:
+    """Every item of the benchmark at ``data`` as a case (run by ``protocol``, default the
+    benchmark's first), and the files they were read from."""
+    protocol = protocol or PROTOCOLS[name][0]
     if name == "emobench":
-        emo = read_emobench(data)
+        emo = read_emobench(data, paper=protocol == "paper")
         cases = [
             BenchCase(
                 i.id, _sha(i, emo.prompts[i.language]), name, i.language, i.kind,
-                play_emobench, i, emo.prompts[i.language],
+                play_emobench, i, emo.prompts[i.language], protocol,
             )
             for i in emo.items
         ]  # fmt: skip
@@ -92,7 +106,7 @@ def bench_cases(name: BenchName, data: Path) -> tuple[list[BenchCase], list[Path
     if name == "eqbench":
         path = find_questions(data)
         return [
-            BenchCase(q.id, _sha(q), name, "en", None, play_eqbench, q)
+            BenchCase(q.id, _sha(q), name, "en", None, play_eqbench, q, None, protocol)
             for q in read_questions(path)
         ], [path]
     eq3 = read_eqbench3(data)
@@ -128,8 +142,12 @@ class PreparedBench:
         return self.manifest.sessions[-1]
 
 
-def _fingerprint(name: BenchName, config: RunConfig, files: Sequence[Path]) -> dict[str, str]:
+def _fingerprint(
+    name: BenchName, config: RunConfig, files: Sequence[Path], protocol: str = ""
+) -> dict[str, str]:
     parts: dict[str, object] = {"bench": name}
+    if protocol:  # a run's items are all of one protocol
+        parts["protocol"] = protocol
     used = ("model_under_test", "judge") if name == "eqbench3" else ("model_under_test",)
     for role in used:
         ep = config.role(role)
@@ -161,7 +179,9 @@ def _manifest(
             for c in cases
         ],
         sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
-        bench=BenchInfo(name=name, data=str(data), files=hashes),
+        bench=BenchInfo(
+            name=name, data=str(data), files=hashes, protocol=cases[0].protocol or None
+        ),
     )
 
 
@@ -182,17 +202,18 @@ def _roles(
 
 
 def prepare_bench(
-    name: BenchName, data: Path, config: RunConfig, *, limit: int | None = None, force: bool = False
-) -> PreparedBench:
+    name: BenchName, data: Path, config: RunConfig, *, limit: int | None = None,
+    force: bool = False, protocol: str = "",
+) -> PreparedBench:  # fmt: skip
     """Read the benchmark, check the endpoints, open the run directory, plan the items."""
     check_api_keys(config)
-    cases, files = bench_cases(name, data)
+    cases, files = bench_cases(name, data, protocol)
     cases = cases[:limit] if limit else cases
     if not cases:
         raise ConfigError("selects no item", field="--limit")
     assert config.out is not None
     out = Path(config.out)
-    fingerprint = _fingerprint(name, config, files)
+    fingerprint = _fingerprint(name, config, files, cases[0].protocol)
     run_dir = open_run_dir(out, fingerprint, force=force, read_row=read_row)
     try:
         unreadable = run_dir.reconcile()

@@ -8,14 +8,14 @@ Pure (no I/O). The benchmark's method, in our own words:
   ``cause_label``); it is scored on three tasks: ``EU emotion``, ``EU cause`` and ``EU both``
   (both right). An EA item (emotional application) asks for the most effective action or
   response (``choices``, ``label``): task ``EA``.
-- **Prompts.** The system prompt is the benchmark's instructions for the language, then its
-  answer-format line and the JSON fields to fill; the user prompt is the task's template
-  with the scenario, the subject and the choices as lettered lines (``a) ...``).
-- **Answers.** The reply is read as a JSON object (repaired where a model broke it): EU's
-  ``answer_q1`` / ``answer_q2``, EA's ``answer``, each a letter. A letter outside the
-  choices, or a missing field, is unparseable; an unparseable answer counts as wrong (the
-  benchmark's accuracy is over all items) and is reported with its number. An endpoint
-  failure is no answer at all: left out of the accuracy and counted as an error.
+- **Prompts and the scored reading** are the protocol's: :mod:`empathos.bench.emobench_official`
+  (the benchmark's own script: strict JSON, exact capital letters) or
+  :mod:`empathos.bench.emobench_paper` (the 2024 paper's protocol).
+- **The lenient reader** here (:func:`parse_answers`: JSON repaired, any letter case, a
+  letter with text, the choice's own text) is a diagnostic only: it counts the answers
+  only it could read, and never changes a score. An unparseable answer counts as wrong
+  (the benchmark's accuracy is over all items) and is reported with its number. An
+  endpoint failure is no answer at all: left out of the accuracy and counted as an error.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ __all__ = [
     "EmoPrompts",
     "Scored",
     "accuracy_table",
-    "build_messages",
     "item_scores",
     "parse_answers",
 ]
@@ -79,28 +78,6 @@ class EmoPrompts:
     fields: Mapping[str, str]
 
 
-def _lettered(choices: Sequence[str]) -> str:
-    return "\n".join(f"{_LETTERS[i]}) {c}" for i, c in enumerate(choices))
-
-
-def build_messages(item: EmoItem, prompts: EmoPrompts) -> list[dict[str, str]]:
-    """The system and user messages of ``item`` (templates' ``{slots}`` filled)."""
-    system = (
-        f"{prompts.instructions.rstrip()}\n{prompts.answer_format.rstrip()}\n"
-        f"{{\n{prompts.fields[item.kind].rstrip()}\n}}"
-    )
-    slots = {"scenario": item.scenario, "subject": item.subject, "q_type": item.q_type.lower()}
-    if item.kind == "EU":
-        slots["emo_choices"] = _lettered(item.questions[0][0])
-        slots["cause_choices"] = _lettered(item.questions[1][0])
-    else:
-        slots["choices"] = _lettered(item.questions[0][0])
-    user = prompts.templates[item.kind]
-    for name, value in slots.items():
-        user = user.replace("{" + name + "}", value)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
-
 def _letter(value: object, choices: Sequence[str]) -> int | None:
     text = str(value).strip()
     for i, choice in enumerate(choices):  # a model that answers with the choice's text
@@ -114,7 +91,8 @@ def _letter(value: object, choices: Sequence[str]) -> int | None:
 
 
 def parse_answers(item: EmoItem, reply: str) -> tuple[int | None, ...]:
-    """The chosen choice index per question (None: unparseable)."""
+    """The lenient reader's choice index per question (None: unparseable); a diagnostic,
+    never the score."""
     try:
         data = json_repair.loads(reply)
     except Exception:  # json_repair raises little, but a model's reply is anything
@@ -149,7 +127,8 @@ class Accuracy:
     task: str
     language: str
     n: int
-    correct: int
+    correct: float
+    """Right answers (the paper protocol: each item's mean over its choice orders)."""
     unparseable: int
     errors: int
     low: float | None
@@ -184,7 +163,7 @@ def _group(task: str, language: str, rows: Sequence[Scored], seed: int) -> Accur
         task=task,
         language=language,
         n=int(values.size),
-        correct=int(values.sum()),
+        correct=float(values.sum()),
         unparseable=sum(r.unparseable for r in answered),
         errors=len(rows) - len(answered),
         low=low,

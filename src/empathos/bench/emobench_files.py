@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from empathos.bench.emobench import EmoItem, EmoPrompts, Kind
+from empathos.bench.emobench_paper import split_eu_template
 from empathos.errors import InputError
 
 __all__ = ["EmoData", "read_emobench"]
@@ -129,8 +130,20 @@ def _prompts(root: Path, languages: set[str], kinds: set[Kind]) -> dict[str, Emo
     return out
 
 
-def read_emobench(data: Path) -> EmoData:
-    """Every item of the copy at ``data`` and the prompt texts of its languages."""
+def _check_paper(prompts: dict[str, EmoPrompts], path: Path) -> None:
+    for lang, p in prompts.items():
+        if "EU" not in p.templates:
+            continue
+        try:
+            split_eu_template(p.templates["EU"])
+        except ValueError as exc:
+            raise InputError(f"{exc} (the paper protocol asks them apart)", file=path,
+                             field=f"EU.{lang}") from None  # fmt: skip
+
+
+def read_emobench(data: Path, *, paper: bool = False) -> EmoData:
+    """Every item of the copy at ``data`` and the prompt texts of its languages (``paper``:
+    also check that the EU template splits into its two questions)."""
     root = _root(data)
     items: list[EmoItem] = []
     files: list[Path] = []
@@ -152,5 +165,7 @@ def read_emobench(data: Path) -> EmoData:
     languages = {i.language for i in items}
     kinds = {i.kind for i in items}
     prompts = _prompts(root, languages, kinds)
+    if paper:
+        _check_paper(prompts, root / "src" / "configs" / "prompts.yaml")
     files += [root / "src" / "configs" / n for n in ("prompts.yaml", "response.yaml")]
     return EmoData(items, prompts, files)

@@ -8,7 +8,8 @@
   ``benchmark_score``, ``n_questions_total``, ``model_path`` and ``raw_results``: iteration ->
   ``{"raw_inference": {question id: the model's reply}, "individual_scores": {question id:
   {"first_pass_score", "revised_score"}}}``. Only the raw replies are scored; the stored
-  per-question scores are read only to learn whether the run used the revise format.
+  per-question scores are read only to learn which replies the run scored in the revise
+  format (a stored revised score), since one file may mix both formats.
 
 Every problem is one :class:`~empathos.errors.InputError` naming the file and field.
 """
@@ -20,7 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from empathos.bench.eqbench import EqbenchScore, Reference, eqbench_score, score_reply
+from empathos.bench.eqbench import (
+    EqbenchScore,
+    Reference,
+    eqbench_score,
+    mean_of_iterations,
+    reply_format,
+    score_reply,
+)
 from empathos.errors import InputError, RecordError
 
 __all__ = [
@@ -142,18 +150,29 @@ def _iterations(data: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
     return raw
 
 
-def _is_revise(iteration: dict[str, Any]) -> bool:
+def _stored_revised(iteration: dict[str, Any]) -> dict[str, bool]:
     scores = iteration.get("individual_scores")
-    if isinstance(scores, dict) and scores:
-        return any(
-            isinstance(s, dict) and s.get("revised_score") is not None for s in scores.values()
-        )
-    return any("Revised scores:" in str(t) for t in iteration["raw_inference"].values())
+    if not isinstance(scores, dict):
+        return {}
+    return {
+        str(q): isinstance(v, dict) and v.get("revised_score") is not None
+        for q, v in scores.items()
+    }
+
+
+def _reply_revise(reply: str, stored: dict[str, bool], qid: str) -> bool:
+    """The format one reply was scored in: the revise format when the run stored a revised
+    score for it; else, in a run that stored revised scores for other replies, when the
+    reply holds a revised block (a partial answer); else plain."""
+    if stored.get(qid):
+        return True
+    return any(stored.values()) and reply_format(reply)
 
 
 def check_published(path: Path, questions: list[EqQuestion]) -> PublishedCheck:
-    """Recompute one published result file's score from its raw replies (the mean over its
-    iterations; questions missing from an iteration count as unparseable)."""
+    """Recompute one published result file's score from its raw replies by the benchmark's
+    rule (each reply in its own format; iterations averaged; questions missing from an
+    iteration count as unparseable)."""
     data = read_json(path)
     if not isinstance(data, dict):
         raise RecordError("expected an EQ-Bench result object", file=path)
@@ -164,14 +183,15 @@ def check_published(path: Path, questions: list[EqQuestion]) -> PublishedCheck:
     unknown = 0
     revise = False
     for iteration in _iterations(data, path).values():
-        this_revise = _is_revise(iteration)
-        revise = revise or this_revise
+        stored = _stored_revised(iteration)
         items = []
         for qid, reply in iteration["raw_inference"].items():
             question = by_id.get(str(qid))
             if question is None:
                 unknown += 1
                 continue
+            this_revise = _reply_revise(str(reply), stored, str(qid))
+            revise = revise or this_revise
             items.append(score_reply(question.reference, str(reply), revise=this_revise))
         scores.append(eqbench_score(items, total))
     published = data.get("benchmark_score")
@@ -179,20 +199,7 @@ def check_published(path: Path, questions: list[EqQuestion]) -> PublishedCheck:
         file=path,
         model=str(data.get("model_path") or path.stem),
         published=float(published) if isinstance(published, int | float) else None,
-        recomputed=_mean_of(scores),
+        recomputed=mean_of_iterations(scores),
         revise=revise,
         unknown_questions=unknown,
-    )
-
-
-def _mean_of(scores: list[EqbenchScore]) -> EqbenchScore:
-    if len(scores) == 1:
-        return scores[0]
-    firsts = [s.score for s in scores if s.score is not None]
-    revised = [s.revised_score for s in scores if s.revised_score is not None]
-    return EqbenchScore(
-        score=sum(firsts) / len(firsts) if firsts else None,
-        revised_score=sum(revised) / len(revised) if revised else None,
-        parseable=sum(s.parseable for s in scores),
-        total=sum(s.total for s in scores),
     )

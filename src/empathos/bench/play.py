@@ -12,8 +12,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from empathos.bench.emobench import EmoItem, EmoPrompts, build_messages, item_scores, parse_answers
-from empathos.bench.eqbench import score_reply
+from empathos.bench.eqbench import (
+    ATTEMPT_TEMPERATURES,
+    ItemResult,
+    score_reply,
+    without_revision,
+)
 from empathos.bench.eqbench3 import (
     judge_prompt,
     parse_judge,
@@ -34,9 +38,10 @@ __all__ = [
     "BenchCase",
     "Conversation",
     "Roles",
-    "play_emobench",
+    "failed_item",
     "play_eqbench",
     "play_eqbench3",
+    "record_of_item",
 ]
 
 
@@ -54,6 +59,9 @@ class BenchCase:
     """The benchmark's item: an EmoItem, an EqQuestion or an EQ-Bench 3 Scenario."""
     prompts: Any = None
     """What the item's prompts are made from: EmoPrompts, or (KindPrompts, debrief)."""
+    protocol: str = ""
+    """How the benchmark is run: EmoBench ``official`` or ``paper``; EQ-Bench ``v2.1`` (no
+    revision block, the default) or ``revise``."""
 
     def scenario_hash(self) -> str:
         """The item's content hash (a changed item is not resumed)."""
@@ -77,16 +85,19 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     calls: list[ModelCallRecord] = field(default_factory=list)
 
-    async def ask(self, model: ChatModel, content: str, *, keep: bool = True) -> str:
-        """Send ``content`` as the next user message; return (and, with ``keep``, append)
-        the reply. A failed call is recorded, then its error raised."""
+    async def ask(
+        self, model: ChatModel, content: str, *, keep: bool = True, **overrides: float | int
+    ) -> str:
+        """Send ``content`` as the next user message (``overrides``: sampling parameters of
+        this call); return (and, with ``keep``, append) the reply. A failed call is
+        recorded, then its error raised."""
         sent = (
             [*self.messages, Message(role="user", content=content)]
             if keep
             else [Message(role="user", content=content)]
         )
         try:
-            result = await model.chat(sent, allow_empty=True)
+            result = await model.chat(sent, allow_empty=True, **overrides)
         except ModelCallError as exc:
             failed = record_of(exc)
             if failed is not None:
@@ -106,7 +117,9 @@ class Conversation:
         return [ChatTurn(role=m.role, content=m.content) for m in self.messages if m.role != "tool"]
 
 
-def _record(case: BenchCase, roles: Roles, talk: Conversation, **fields: Any) -> BenchItemRecord:
+def record_of_item(
+    case: BenchCase, roles: Roles, talk: Conversation, **fields: Any
+) -> BenchItemRecord:
     return BenchItemRecord(
         bench=case.bench,
         item_id=case.id,
@@ -121,53 +134,57 @@ def _record(case: BenchCase, roles: Roles, talk: Conversation, **fields: Any) ->
     )
 
 
-def _failed(
+def failed_item(
     case: BenchCase, roles: Roles, talk: Conversation, exc: ModelCallError
 ) -> BenchItemRecord:
-    return _record(case, roles, talk, status="error", error=exc.line())
+    return record_of_item(case, roles, talk, status="error", error=exc.line())
 
 
-async def play_emobench(case: BenchCase, roles: Roles) -> BenchItemRecord:
-    """Ask one EmoBench item (system + user prompt), parse the letters, score the tasks."""
-    item: EmoItem = case.item
-    prompts: EmoPrompts = case.prompts
-    system, user = build_messages(item, prompts)
-    talk = Conversation(messages=[Message(role="system", content=system["content"])])
-    try:
-        reply = await talk.ask(roles.tested, user["content"])
-    except ModelCallError as exc:
-        return _failed(case, roles, talk, exc)
-    answers = parse_answers(item, reply)
-    return _record(
-        case,
-        roles,
-        talk,
-        choices=list(answers),
-        unparseable=any(a is None for a in answers),
-        scores=item_scores(item, answers),
-    )
+#: The benchmark's reply-length caps: plain ratings, and ratings with critique and revision.
+EQ_MAX_TOKENS = {False: 60, True: 600}
 
 
 async def play_eqbench(case: BenchCase, roles: Roles) -> BenchItemRecord:
-    """Ask one EQ-Bench question, parse the ratings, score them (revise format when the
-    question's prompt asks for revised scores)."""
+    """Ask one EQ-Bench question as the benchmark does: the prompt without its revision
+    block unless the protocol is ``revise``; an answer that does not parse completely (or
+    is all zeros) asked again, up to 3 attempts at rising temperatures; in the revise
+    format the first partial answer is kept when no attempt parses completely."""
     question: EqQuestion = case.item
+    revise = case.protocol == "revise"
+    prompt = question.prompt if revise else without_revision(question.prompt)
     talk = Conversation()
-    try:
-        reply = await talk.ask(roles.tested, question.prompt)
-    except ModelCallError as exc:
-        return _failed(case, roles, talk, exc)
-    result = score_reply(question.reference, reply, revise="Revised scores:" in question.prompt)
+    kept: tuple[str, ItemResult] | None = None
+    temperatures: list[float] = []
+    for temperature in ATTEMPT_TEMPERATURES:
+        temperatures.append(temperature)
+        try:
+            reply = await talk.ask(
+                roles.tested, prompt, keep=False, temperature=temperature,
+                max_tokens=EQ_MAX_TOKENS[revise],
+            )  # fmt: skip
+        except ModelCallError as exc:
+            return failed_item(case, roles, talk, exc)
+        result = score_reply(question.reference, reply, revise=revise)
+        if result.complete(revise=revise):
+            kept = (reply, result)
+            break
+        partial = result.first_pass is not None or result.revised is not None
+        if revise and kept is None and partial:
+            kept = (reply, result)
+    reply, result = kept if kept is not None else (reply, result)
+    talk.messages = [Message(role="user", content=prompt), Message(role="assistant", content=reply)]
     scores = {} if result.first_pass is None else {"first_pass": result.first_pass}
-    if result.first_pass is not None and result.revised is not None:
+    if result.revised is not None:
         scores["revised"] = result.revised
-    return _record(
+    return record_of_item(
         case,
         roles,
         talk,
         ratings={"first_pass": result.ratings.first_pass, "revised": result.ratings.revised},
-        unparseable=result.first_pass is None,
+        unparseable=result.first_pass is None and result.revised is None,
         scores=scores,
+        protocol=case.protocol,
+        detail={"attempts": len(temperatures), "temperatures": temperatures},
     )
 
 
@@ -188,7 +205,7 @@ async def play_eqbench3(case: BenchCase, roles: Roles) -> BenchItemRecord:
         prompt = judge_prompt(kind.judge, transcript_text(body), debrief, kind.criteria)
         judge_reply = await talk.ask(roles.judge, prompt, keep=False)
     except ModelCallError as exc:
-        return _failed(case, roles, talk, exc)
+        return failed_item(case, roles, talk, exc)
     criteria = parse_judge(judge_reply, kind.criteria)
     score = task_score(criteria, kind.allowed)
     rating = JudgeRating(
@@ -200,5 +217,5 @@ async def play_eqbench3(case: BenchCase, roles: Roles) -> BenchItemRecord:
     )
     if score is None:
         problem = "the judge rated none of the scored criteria"
-        return _record(case, roles, talk, status="error", error=problem, judge=rating)
-    return _record(case, roles, talk, judge=rating, scores={"task": score})
+        return record_of_item(case, roles, talk, status="error", error=problem, judge=rating)
+    return record_of_item(case, roles, talk, judge=rating, scores={"task": score})

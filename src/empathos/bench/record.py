@@ -14,7 +14,7 @@ prompt and the analysis), and ``judge.criteria`` the judge's criterion scores (0
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -72,6 +72,17 @@ class BenchItemRecord(_Model):
         None, description="EQ-Bench: 'first_pass' and 'revised' ratings, emotion -> 0-10."
     )
     judge: JudgeRating | None = Field(None, description="EQ-Bench 3: the judge's rubric pass.")
+    protocol: str | None = Field(
+        None,
+        description="How the item was run: EmoBench 'official' or 'paper'; EQ-Bench 'v2.1' "
+        "(no revision block) or 'revise'. None: written before protocols were recorded.",
+    )
+    detail: dict[str, Any] | None = Field(
+        None,
+        description="The protocol's own record: EQ-Bench attempts and their temperatures; "
+        "EmoBench 'lenient_only' (answers only the lenient diagnostic parser could read) and, "
+        "for the paper protocol, each choice order and its votes.",
+    )
     unparseable: bool = Field(False, description="The answer could not be parsed.")
     scores: dict[str, float] = Field(
         default_factory=dict,

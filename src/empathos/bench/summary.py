@@ -53,6 +53,8 @@ class BenchDir:
     name: BenchName
     model: str
     records: list[BenchItemRecord]
+    protocol: str | None = None
+    """How the run was made (the manifest's; None: before protocols were recorded)."""
 
 
 def load_bench_dir(path: Path) -> BenchDir | None:
@@ -63,7 +65,7 @@ def load_bench_dir(path: Path) -> BenchDir | None:
     records = [read_item(f) for f in sorted((path / "records").glob("*.json"))]
     if not records:
         raise RecordError("holds no item records", file=path / "records")
-    return BenchDir(path, manifest.bench.name, records[0].model, records)
+    return BenchDir(path, manifest.bench.name, records[0].model, records, manifest.bench.protocol)
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,9 @@ class BenchSummary:
     emobench: list[Accuracy] | None = None
     eqbench: EqbenchScore | None = None
     criteria: dict[str, float] | None = None
+    protocol: str | None = None
+    lenient_only: int | None = None
+    """EmoBench: answers only the lenient diagnostic reader could read (never scored)."""
 
 
 def _interval(values: Sequence[float], scale: float = 1.0) -> tuple[float | None, float | None]:
@@ -100,18 +105,32 @@ def _interval(values: Sequence[float], scale: float = 1.0) -> tuple[float | None
     return float(lo) * scale, float(hi) * scale
 
 
+def _eq_result(records: Sequence[BenchItemRecord]) -> EqbenchScore:
+    done = [r for r in records if r.status == "done"]
+    items = [
+        ItemResult(r.scores.get("first_pass"), r.scores.get("revised"), Ratings({}, {}))
+        for r in done
+    ]
+    return eqbench_score(items, len(records))
+
+
 def item_values(records: Sequence[BenchItemRecord], name: BenchName) -> dict[str, dict[str, float]]:
     """Measure -> item id -> the item's value (what the benchmark's score averages):
-    EmoBench 0/1 per task (in %), EQ-Bench first pass x 10, EQ-Bench 3 task score x 5."""
+    EmoBench 0/1 per task (in %; the paper protocol: the mean over choice orders), EQ-Bench
+    the question score x 10 of the pass the benchmark's rule takes, EQ-Bench 3 task score
+    x 5."""
     out: dict[str, dict[str, float]] = {}
+    eq_key = "first_pass"
+    if name == "eqbench" and _eq_result(records).uses_revised:
+        eq_key = "revised"
     for r in records:
         if r.status != "done":
             continue
         if name == "emobench":
             for task, v in r.scores.items():
                 out.setdefault(task, {})[f"{r.item_id}"] = 100.0 * v
-        elif name == "eqbench" and "first_pass" in r.scores:
-            out.setdefault("score", {})[r.item_id] = 10.0 * r.scores["first_pass"]
+        elif name == "eqbench" and eq_key in r.scores:
+            out.setdefault("score", {})[r.item_id] = 10.0 * r.scores[eq_key]
         elif name == "eqbench3" and "task" in r.scores:
             out.setdefault("rubric", {})[r.item_id] = 5.0 * r.scores["task"]
     return out
@@ -146,11 +165,7 @@ def summarise(bench: BenchDir) -> BenchSummary:
         measures.sort(key=lambda m: order.get(m.name, 99))
         emo = accuracy_table(_emobench_rows(recs))
     elif bench.name == "eqbench":
-        items = [
-            ItemResult(r.scores.get("first_pass"), r.scores.get("revised"), Ratings({}, {}))
-            for r in done
-        ]
-        eq = eqbench_score(items, len(done))
+        eq = _eq_result(recs)
     else:
         rated: dict[str, list[float]] = {}
         for r in done:
@@ -161,9 +176,13 @@ def summarise(bench: BenchDir) -> BenchSummary:
         if rubric is not None and measures:  # the benchmark's rounding of the mean
             m = measures[0]
             measures[0] = Measure(m.name, rubric[1], m.low, m.high, m.n)
+    lenient = None
+    if bench.name == "emobench":
+        lenient = sum(int((r.detail or {}).get("lenient_only", 0)) for r in done)
     return BenchSummary(
-        bench.name, bench.model, len(recs), errors, unparseable, measures, emo, eq, criteria
-    )
+        bench.name, bench.model, len(recs), errors, unparseable, measures, emo, eq, criteria,
+        bench.protocol, lenient,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -178,6 +197,12 @@ def compare_dirs(base: BenchDir, trained: BenchDir) -> list[Paired]:
     """Per measure, trained - base paired over the items both answered."""
     if base.name != trained.name:
         raise RecordError(f"is {trained.name}, the base is {base.name}", file=trained.path)
+    if base.protocol != trained.protocol:
+        raise RecordError(
+            f"was run under the {trained.protocol or 'unrecorded'} protocol, the base under "
+            f"the {base.protocol or 'unrecorded'} one: rerun one of them so both match",
+            file=trained.path,
+        )
     a_vals = item_values(trained.records, trained.name)
     b_vals = item_values(base.records, base.name)
     out = []

@@ -32,7 +32,9 @@ from empathos.cli.bench_run import (
     LimitOpt,
     ModelOpt,
     OutOpt,
+    ProtocolOpt,
     RetryOpt,
+    RevisionOpt,
     compare_table,
     print_bench_dirs,
     run_bench,
@@ -80,11 +82,14 @@ def emobench_cmd(
     data: DataOpt, model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: KeyOpt = None,
     config: ConfigOpt = None, out: OutOpt = None, concurrency: ConcOpt = None,
     limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
+    protocol: ProtocolOpt = "official",
 ) -> None:  # fmt: skip
     """EmoBench: multiple-choice emotional understanding (EU) and application (EA)."""
+    if protocol not in ("official", "paper"):
+        raise ConfigError("must be official or paper", field="--protocol")
     _run("emobench", data, limit, force, model=model, base_url=base_url,
          api_key_env=api_key_env, config=config, out=out, concurrency=concurrency,
-         no_retry_errors=no_retry_errors)  # fmt: skip
+         no_retry_errors=no_retry_errors, protocol=protocol)  # fmt: skip
 
 
 @eqbench_app.callback(invoke_without_command=True)
@@ -95,6 +100,7 @@ def eqbench_cmd(
     model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: KeyOpt = None,
     config: ConfigOpt = None, out: OutOpt = None, concurrency: ConcOpt = None,
     limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
+    revision: RevisionOpt = False,
 ) -> None:  # fmt: skip
     """EQ-Bench (v2): run it on an endpoint (or `score` published result files)."""
     if ctx.invoked_subcommand is not None:
@@ -103,7 +109,8 @@ def eqbench_cmd(
         raise ConfigError("needed to run the benchmark (your copy of it)", field="--data")
     _run("eqbench", data, limit, force, model=model, base_url=base_url,
          api_key_env=api_key_env, config=config, out=out, concurrency=concurrency,
-         no_retry_errors=no_retry_errors)  # fmt: skip
+         no_retry_errors=no_retry_errors,
+         protocol="revise" if revision else "v2.1")  # fmt: skip
 
 
 app.add_typer(eqbench_app, name="eqbench")
@@ -166,11 +173,14 @@ def _row(check: PublishedCheck) -> dict[str, object]:
         "model": check.model,
         "published": check.published,
         "recomputed": None if score.score is None else round(score.score, 4),
+        "first_pass": None if score.first_pass is None else round(score.first_pass, 4),
         "revised": None if score.revised_score is None else round(score.revised_score, 4),
+        "final_from": "revised" if score.uses_revised else "first pass",
         "difference": None if check.difference is None else round(check.difference, 4),
         "parseable": score.parseable,
         "total": score.total,
         "parse_rate": round(score.parse_rate, 4),
+        "benchmark_failed": score.failed,
         "revise_format": check.revise,
         "reproduced": check.reproduced,
     }
@@ -189,8 +199,12 @@ def _fmt(value: float | None) -> str:
 
 
 def _table(checks: list[PublishedCheck]) -> Table:
-    table = Table(title="EQ-Bench v2 result files, recomputed from the raw replies")
-    for col in ("model", "published", "recomputed", "diff", "revised", "parsed", "verdict"):
+    table = Table(
+        title="EQ-Bench v2 result files, recomputed from the raw replies by the benchmark's "
+        "final-score rule"
+    )
+    for col in ("model", "published", "recomputed", "diff", "first pass", "revised", "final from",
+                "parsed", "verdict"):  # fmt: skip
         table.add_column(col)
     for c in checks:
         s = c.recomputed
@@ -199,8 +213,10 @@ def _table(checks: list[PublishedCheck]) -> Table:
             _fmt(c.published),
             _fmt(s.score),
             "-" if c.difference is None else f"{c.difference:+.3f}",
+            _fmt(s.first_pass),
             _fmt(s.revised_score),
-            f"{s.parseable}/{s.total}",
+            "revised" if s.uses_revised else "first pass",
+            f"{s.parseable:g}/{s.total}" + (" (failed: under 83%)" if s.failed else ""),
             _verdict(c),
         )
     return table

@@ -61,12 +61,27 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Start --out over if mad
 RetryOpt = Annotated[
     bool, typer.Option("--no-retry-errors", help="On resume, keep items that ended as errors.")
 ]
+ProtocolOpt = Annotated[
+    str,
+    typer.Option(
+        help="official: as EmoBench's own script asks and reads it (default); paper: as the "
+        "2024 paper ran it (questions apart, majority of 5, 4 choice orders). docs/bench.md."
+    ),
+]
+RevisionOpt = Annotated[
+    bool,
+    typer.Option(
+        "--revision",
+        help="Send the prompt with its critique-and-revise block (EQ-Bench v2's -revise); "
+        "default: without it, as the benchmark has since v2.1.",
+    ),
+]
 
 
 def _config(name: BenchName, opts: dict[str, Any]) -> Any:
     from empathos.run.config import load_run_config
 
-    cli = {k: v for k, v in opts.items() if k not in ("config", "no_retry_errors")}
+    cli = {k: v for k, v in opts.items() if k not in ("config", "no_retry_errors", "protocol")}
     if opts.get("no_retry_errors"):
         cli["retry_errors"] = False
     config = load_run_config(opts.get("config"), cli)
@@ -98,12 +113,16 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
 
     config = _config(name, opts)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    prepared = prepare_bench(name, data, config, limit=limit, force=force)
+    prepared = prepare_bench(
+        name, data, config, limit=limit, force=force, protocol=opts.get("protocol") or ""
+    )
     for problem in prepared.unreadable:
         err.print(f"warning: {problem.line()} (that item runs again)", markup=False)
     plan = prepared.plan
+    protocol = prepared.cases[0].protocol
     err.print(
-        f"{name}: {len(plan.pending)} of {plan.total} item(s) to run into {config.out} "
+        f"{name}{f' ({protocol} protocol)' if protocol else ''}: "
+        f"{len(plan.pending)} of {plan.total} item(s) to run into {config.out} "
         f"({len(plan.finished)} done before)",
         markup=False,
     )
@@ -143,15 +162,21 @@ def _num(x: float | None, pattern: str = "{:.2f}") -> str:
 def summary_json(s: BenchSummary) -> dict[str, Any]:
     """One bench directory's summary as plain JSON values."""
     out: dict[str, Any] = {
-        "bench": s.name, "model": s.model, "items": s.items, "errors": s.errors,
+        "bench": s.name, "protocol": s.protocol, "model": s.model, "items": s.items,
+        "errors": s.errors,
         "unparseable": s.unparseable,
         "measures": {m.name: {"value": m.value, "low": m.low, "high": m.high, "n": m.n}
                      for m in s.measures},
     }  # fmt: skip
     if s.eqbench is not None:
         out["eqbench"] = {
-            "score": s.eqbench.score, "revised_score": s.eqbench.revised_score,
+            "score": s.eqbench.score, "first_pass": s.eqbench.first_pass,
+            "revised_score": s.eqbench.revised_score,
+            "final_from": "revised" if s.eqbench.uses_revised else "first pass",
             "parseable": s.eqbench.parseable, "total": s.eqbench.total,
+            "first_parseable": s.eqbench.first_parseable,
+            "revised_parseable": s.eqbench.revised_parseable,
+            "benchmark_failed": s.eqbench.failed,
         }  # fmt: skip
     if s.emobench is not None:
         out["emobench"] = [
@@ -162,12 +187,18 @@ def summary_json(s: BenchSummary) -> dict[str, Any]:
         ]  # fmt: skip
     if s.criteria is not None:
         out["criteria"] = s.criteria
+    if s.lenient_only is not None:
+        out["lenient_only"] = s.lenient_only
     return out
 
 
 def summary_tables(s: BenchSummary) -> list[Table]:
     """The tables of one bench directory's summary."""
-    title = f"{s.name}: {s.model} ({s.items} items, {s.errors} errors, {s.unparseable} unparseable)"
+    proto = f" ({s.protocol} protocol)" if s.protocol else ""
+    title = (
+        f"{s.name}{proto}: {s.model} ({s.items} items, {s.errors} errors, "
+        f"{s.unparseable} unparseable)"
+    )
     main = Table(title=title)
     for col in ("measure", "value", "95% interval", "items"):
         main.add_column(col)
@@ -175,12 +206,20 @@ def summary_tables(s: BenchSummary) -> list[Table]:
         main.add_row(m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}", str(m.n))
     tables = [main]
     if s.eqbench is not None:
+        eq = s.eqbench
         main.caption = (
-            f"parse rate {s.eqbench.parseable}/{s.eqbench.total}; revised "
-            f"{_num(s.eqbench.revised_score)}"
+            f"score {_num(eq.score)} from the {'revised' if eq.uses_revised else 'first'} pass "
+            f"(first pass {_num(eq.first_pass)}, {eq.first_parseable:g} parsed; revised "
+            f"{_num(eq.revised_score)}, {eq.revised_parseable:g} parsed); parse rate "
+            f"{eq.parseable:g}/{eq.total}"
+            + ("; FAILED: under the benchmark's 83% minimum" if eq.failed else "")
         )
     if s.emobench:
         emo = Table(title="EmoBench accuracy (%) per task and language")
+        emo.caption = (
+            f"{s.lenient_only} answer(s) only a lenient reader could read (repaired JSON, "
+            "any letter case, letter with text): counted as the benchmark counts them, wrong"
+        )
         for col in (
             "task",
             "language",
@@ -197,7 +236,7 @@ def summary_tables(s: BenchSummary) -> list[Table]:
             high = None if a.high is None else 100 * a.high
             interval = f"{_num(low, '{:.1f}')} - {_num(high, '{:.1f}')}"
             emo.add_row(a.task, a.language, _num(acc, "{:.1f}"), interval,
-                        f"{a.correct}/{a.n}", str(a.unparseable), str(a.errors))  # fmt: skip
+                        f"{a.correct:g}/{a.n}", str(a.unparseable), str(a.errors))  # fmt: skip
         tables.append(emo)
     if s.criteria:
         crit = Table(title="EQ-Bench 3 criteria (judge's mean, 0-20)")
@@ -218,7 +257,8 @@ def compare_table(base: Path, trained: Path) -> Table:
                 "is not a bench run directory (empathos bench writes them)", file=path
             )
     assert a is not None and b is not None
-    table = Table(title=f"{a.name}: {b.model} - {a.model}, paired over items")
+    proto = f" ({a.protocol} protocol, both runs)" if a.protocol else ""
+    table = Table(title=f"{a.name}{proto}: {b.model} - {a.model}, paired over items")
     for col in ("measure", "base", "trained", "difference", "95% interval", "p-value", "items"):
         table.add_column(col)
     for p in compare_dirs(a, b):

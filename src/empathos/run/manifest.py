@@ -117,6 +117,11 @@ class BenchInfo(_Model):
     files: dict[str, str] = Field(
         description="Each file it read (path relative to --data) -> sha256 of its content."
     )
+    protocol: str | None = Field(
+        None,
+        description="How it was run: EmoBench 'official' or 'paper'; EQ-Bench 'v2.1' or "
+        "'revise' (docs/bench.md). None: before protocols were recorded.",
+    )
 
 
 class RunUsage(Usage):
