@@ -86,6 +86,11 @@ class Judgement(BaseModel):
     picks: dict[str, Pick] | None = Field(
         None, description="The choice per aspect (None: the call failed)."
     )
+    plus: tuple[float, float] | None = Field(
+        None,
+        description="EQ-Bench 3's plus counts of the reply (first shown, second shown), by "
+        "the benchmark's rule (None: not an EQ-Bench 3 judgement, or stored before it).",
+    )
     error: str | None = Field(None, description="Why the call failed, if it did.")
     call: CallRecord | None = Field(
         None, description="The model client's record of the call: tokens, cost, cache hit."
