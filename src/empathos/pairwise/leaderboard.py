@@ -7,8 +7,10 @@ the layout its code reads and writes (docs/pairwise.md says where it was learnt)
   a run names its model in ``model_name`` (older runs: ``test_model``) and holds
   ``scenario_tasks``: iteration index -> scenario id -> task, a task carrying ``status``,
   ``conversation_history`` (``{role, content}`` messages) and, for role-plays and drafting
-  tasks, ``debrief_response``. A task is finished when its status is ``completed`` or
-  ``rubric_scored`` (analysis tasks, ids 401-420: also ``scenario_completed``).
+  tasks, ``debrief_response`` (and ``parsed_responses``: when present, the benchmark's
+  judge sees the replies rebuilt from their sections). A task is finished when its status
+  is ``completed`` or ``rubric_scored`` (analysis tasks, ids 401-420: also
+  ``scenario_completed``).
 - the **Elo file** (``canonical_leaderboard_elo_results.json.gz``): one object per model
   with ``elo`` (the raw TrueSkill mu), ``elo_norm``, ``sigma``, ``ci_low`` / ``ci_high``
   (and their ``_norm`` forms), and ``__metadata__.global_pairwise_comparisons``: the judged
@@ -152,6 +154,7 @@ def _run_items(run: Mapping[str, Any]) -> list[Item]:
                 Item(
                     scenario_id=str(sid), trial=trial, model=model, transcript=messages,
                     debrief=debrief if isinstance(debrief, str) else "",
+                    sectioned=not analysis and bool(task.get("parsed_responses")),
                 )
             )  # fmt: skip
     return items

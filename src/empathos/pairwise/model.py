@@ -42,6 +42,11 @@ class Item(BaseModel):
         description="The conversation as messages, in order."
     )
     debrief: str = Field("", description="EQ-Bench 3's debrief answer, if any ('' none).")
+    sectioned: bool = Field(
+        False,
+        description="EQ-Bench 3 replies the benchmark parses into sections (its role-plays "
+        "and drafting tasks): its judges see them rebuilt from the parsed sections.",
+    )
 
     @property
     def reply_chars(self) -> int:
