@@ -1,6 +1,8 @@
 """An EQ-Bench 3 copy of our own writing in the benchmark's layout (data/*.txt), and the
-scripted models: the tested model answers ``reply N`` (N: the user messages so far), the
-judge fixed criterion scores."""
+scripted models: the tested model answers ``reply N`` (N: the user messages so far; the
+second turn's reply in the role-play format's sections, the others ignoring the format),
+the judge fixed criterion scores. Scenario 409 opens its turn with ``####### 1``: the
+benchmark's parser drops it."""
 
 from __future__ import annotations
 
@@ -17,9 +19,14 @@ A friend tells you they lost their job. (turn one)
 Later they say they are fine, but they are not. (turn two)
 
 ######## 401 | Analysis | Our Analysis
-####### 1
+####### Prompt1
 # Act 1
 A short exchange of our own to analyse.
+
+######## 409 | Analysis | Opens its turn with a bare number: dropped, as the benchmark does
+####### 1
+# Act 1
+Never asked.
 """
 FILES = {
     "scenario_prompts.txt": SCENARIOS,
@@ -50,4 +57,13 @@ def scripted(body: dict[str, Any]) -> str:
         scores = ANALYSIS_SCORES if prompt.startswith("Rate the analysis") else ROLEPLAY_SCORES
         return "Here are my ratings:\n" + json.dumps({"chain_of_thought_reasoning": "ok", **scores})
     turns = sum(m["role"] == "user" for m in body["messages"])
-    return f"reply {turns}"
+    return sectioned(f"reply {turns}") if turns == 2 else f"reply {turns}"
+
+
+def sectioned(response: str, thinking: str = "my thoughts") -> str:
+    """A reply in the role-play format's three headed sections (as the master prompt asks),
+    with a closing note after ``--`` that the benchmark's parser leaves out."""
+    return (
+        f"# I\u2019m thinking & feeling\n{thinking}\n\n# They're thinking & feeling\n"
+        f"their side\n\n# My response\n{response}\n--\nclosing note"
+    )

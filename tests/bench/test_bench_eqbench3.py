@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 from bench_helpers import ScriptedServer, cli
-from eqbench3_fixture import FILES, ROLEPLAY_SCORES, scripted, write_eqbench3
+from eqbench3_fixture import FILES, ROLEPLAY_SCORES, scripted, sectioned, write_eqbench3
 
-from empathos.bench.eqbench3 import parse_scenarios, task_score
+from empathos.bench.eqbench3 import ROLEPLAY_ALLOWED, parse_judge, parse_scenarios, task_score
 from empathos.bench.eqbench3_files import read_eqbench3
+from empathos.errors import InputError
 
 
 def test_judge_scores_aggregate_as_the_benchmark_does(tmp_path: Path) -> None:
@@ -42,12 +43,22 @@ def test_judge_scores_aggregate_as_the_benchmark_does(tmp_path: Path) -> None:
         "Answer in three parts."  # fmt: skip
     assert "(turn two)" in msgs[2]["content"] and msgs[2]["content"].startswith("SCENE")
     assert msgs[4]["content"] == FILES["debrief_prompt.txt"]
-    assert [msgs[i]["content"] for i in (1, 3, 5)] == ["reply 1", "reply 2", "reply 3"]
+    assert [msgs[i]["content"] for i in (1, 5)] == ["reply 1", "reply 3"]
+    assert msgs[3]["content"] == sectioned("reply 2")
     assert role["judge"]["criteria"] == ROLEPLAY_SCORES
     assert role["scores"] == {"task": 14.0}
     judged = role["judge"]["prompt"]
-    assert "Assistant:\nreply 2" in judged and "DEBRIEF:\nreply 3" in judged
-    assert '"warmth": "score 0-20"' in judged
+    # the judge sees each reply rebuilt from its three parsed sections, with every * and #
+    # taken out: the reply that ignored the format shows empty sections, not its text
+    empty = " I'm thinking & feeling\n\n\n They're thinking & feeling\n\n\n My response\n\n\n--"
+    full = (" I'm thinking & feeling\nmy thoughts\n\n They're thinking & feeling\ntheir side"
+            "\n\n My response\nreply 2\n\n--")  # fmt: skip
+    assert f"Assistant:\n{empty}\n---\nUser:" in judged and "reply 1" not in judged
+    assert f"Assistant:\n{full}\n" in judged and "closing note" not in judged
+    assert "DEBRIEF:\nreply 3" in judged and "#" not in judged
+    # the output format asks for detailed chain-of-thought reasoning, then each criterion
+    assert '"chain_of_thought_reasoning": "your detailed chain-of-thought' in judged
+    assert '"demonstrated_empathy": 0-20,\n  "pragmatic_ei": 0-20,\n  "warmth": 0-20\n}' in judged
 
     analysis = json.loads((out / "records" / "401__t0.json").read_text())
     assert [m["role"] for m in analysis["messages"]] == ["user", "assistant"]  # no debrief
@@ -85,9 +96,43 @@ def test_the_sample_copy_reads(eqbench3_sample: Path) -> None:
     assert kinds == {"roleplay", "drafting", "analysis"}
     assert all(s.turns for s in data.scenarios)
     assert set(data.kinds["analysis"].allowed) == set(data.kinds["analysis"].criteria)
-    assert set(data.kinds["roleplay"].allowed) < set(data.kinds["roleplay"].criteria)
+    # role-plays score the benchmark's ten criteria, listed in the criteria file or not
+    assert data.kinds["roleplay"].allowed == ROLEPLAY_ALLOWED
+    assert "warmth" in data.kinds["roleplay"].criteria
+    assert len(data.scenarios) == 45
 
 
-def test_a_malformed_scenario_file_names_the_line() -> None:
-    with pytest.raises(Exception, match="line 2"):
+def test_scenario_409_of_the_sample_is_dropped_as_the_benchmark_drops_it(
+    eqbench3_sample: Path,
+) -> None:
+    # only '####### Prompt<N>' opens a turn: scenario 409, whose turn opens '####### 1',
+    # collects none and is dropped silently, as the benchmark drops it (45, not 46)
+    text = (eqbench3_sample / "data" / "scenario_prompts.txt").read_text(encoding="utf-8")
+    ids = [s.id for s in parse_scenarios(text)]
+    assert len(ids) == 45 and "409" not in ids and {"408", "410"} <= set(ids)
+
+
+def test_scenarios_as_the_benchmarks_parser_reads_them() -> None:
+    # our fixture's 409 opens its turn with '####### 1' too: dropped
+    fixture = parse_scenarios(FILES["scenario_prompts.txt"])
+    assert [(s.id, s.title, len(s.turns)) for s in fixture] == [
+        ("1", "Our Role-play", 2), ("401", "Our Analysis", 1),
+    ]  # fmt: skip
+    # inside an open turn, a '#######' line that is no Prompt header is text, as there
+    (odd,) = parse_scenarios("######## 7 | A | B\n####### Prompt1\nfirst\n####### x\nmore\n")
+    assert odd.turns == ("first\n####### x\nmore",)
+    with pytest.raises(InputError, match="no scenario"):
         parse_scenarios("######## 1 | A | B\nno turn header here\n")
+
+
+def test_judge_answers_read_as_the_benchmark_reads_them() -> None:
+    reply = json.dumps({
+        "chain_of_thought_reasoning": "worth 3 points",
+        "demonstrated_empathy": "Score: 15",  # a number inside a text
+        "pragmatic_ei": 25,  # out of 0-20: kept
+        "theory_of_mind": "12/20",  # not in the role-play criteria file: counted anyway
+        "warmth": "n/a",
+    })  # fmt: skip
+    scores = parse_judge(reply)
+    assert scores == {"demonstrated_empathy": 15, "pragmatic_ei": 25, "theory_of_mind": 12}
+    assert task_score(scores, ROLEPLAY_ALLOWED) == pytest.approx((15 + 25 + 12) / 3)

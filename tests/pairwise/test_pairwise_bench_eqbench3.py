@@ -12,7 +12,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 from bench_helpers import ScriptedServer, cli, last_user
-from eqbench3_fixture import scripted, write_eqbench3
+from eqbench3_fixture import scripted, sectioned, write_eqbench3
 from pairwise_helpers import JudgeServer, empathos, judge_flags, judgements
 from test_pairwise_eqbench3 import FIXTURE, MARK, answer
 
@@ -26,7 +26,10 @@ def play(body: dict[str, Any]) -> str:
         return scripted(body)
     turns = sum(m["role"] == "user" for m in body["messages"])
     mark = f"{MARK} " if body["model"] == "kind" else ""
-    return f"{mark}reply {turns} (by {body['model']})"
+    text = f"{mark}reply {turns} (by {body['model']})"
+    if turns == 2 and body["model"] == "kind":  # long thinking, the response last
+        return sectioned(text, thinking="x" * 3000)
+    return text
 
 
 def test_bench_runs_are_judged_pairwise_directly(tmp_path: Path) -> None:
@@ -63,6 +66,14 @@ def test_bench_runs_are_judged_pairwise_directly(tmp_path: Path) -> None:
     # the debrief goes to its own slot: the debrief prompt is not shown, the answer is
     assert len(sent) == 2
     assert all("Our debrief" not in t and "reply 3 (by kind)" in t for t in sent)
+    # each section is cut at its own limit (2,200 for the thinking), so the judge sees the
+    # in-character response that comes last; a reply ignoring the format shows no text
+    for t in sent:
+        assert "x" * 2200 + "... [truncated]" in t and "x" * 2201 not in t
+        assert "\n\n My response\n\n<<kind>> reply 2 (by kind)\n\n--" in t
+        assert "reply 1 (by kind)" not in t
+    # the benchmark's plus counts of each reply (overall 4 + warmth 1) are kept
+    assert all(j["plus"] == ([5, 0] if j["first"] == "kind" else [0, 5]) for j in judged)
 
 
 def test_bench_runs_without_eqbench3_are_refused(tmp_path: Path) -> None:

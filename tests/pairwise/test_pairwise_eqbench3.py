@@ -125,3 +125,41 @@ def test_reply_parsing_and_a_prompt_without_the_slots(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="debrief_A"):
         EqbenchPrompts.load(bad)
+
+
+ANALYSIS_FIXTURE = """Compare analyses Q1111 and Q2222.
+Scene: {transcript_being_analysed}
+[Q1111]
+{response_A}
+[Q2222]
+{response_B}
+Notes: {scenario_notes}
+"""
+
+
+def test_analysis_slots_as_the_benchmark_fills_them(tmp_path: Path) -> None:
+    copy = eqbench_copy(tmp_path / "eqbench3")
+    data = copy / "data"
+    (data / "pairwise_prompt_eqbench3_analysis.txt").write_text(ANALYSIS_FIXTURE)
+    (data / "scenario_prompts.txt").write_text(
+        "######## 401 | Analysis | Ours\n####### Prompt1\nTHE SCENE, as written\n"
+    )
+
+    def reply(model: str) -> Any:
+        first = f"<think>hidden</think> **first** # analysis{' ' + MARK if model == 'kind' else ''}"
+        return lambda s, t: f"{first} (by {model})" if t == 0 else f"later {t} (by {model})"
+
+    runs = [str(write_run(tmp_path / m, m, ["401"], reply(m))) for m in ("kind", "cold")]
+    with JudgeServer(lambda a, b: None, answer=answer) as server:
+        res = empathos(
+            "compare", "--pairwise", "--eqbench3", str(copy), *runs, "--out", str(tmp_path / "pw"),
+            *judge_flags(server.url), "--format", "json", "--bootstrap", "20",
+        )  # fmt: skip
+        sent = [r["messages"][-1]["content"] for r in server.requests]
+    assert res.exit_code == 0, res.stderr
+    # the scene is the scenario's first prompt as written (not the user messages); each side
+    # shows its first reply only, without its think block, * and #; no notes: a placeholder
+    for t in sent:
+        assert "Scene: THE SCENE, as written\n" in t and "[401] line" not in t
+        assert "first  analysis" in t and "hidden" not in t and "later" not in t
+        assert "Notes: [no notes on this scenario]" in t

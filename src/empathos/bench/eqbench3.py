@@ -1,25 +1,34 @@
 """EQ-Bench 3's rubric pass: scenarios, the conversation's user turns, the judge's prompt and
 answer, and the score as the benchmark aggregates it.
 
-Pure (no I/O). The benchmark's method, in our own words:
+Pure (no I/O). The benchmark's method, in our own words, as its code runs it:
 
-- **Scenarios** (``scenario_prompts.txt``): a line ``######## <id> | <category> | <title>``
-  opens a scenario; each line starting ``####### `` opens its next scripted user turn, whose
-  text runs to the next header. Ids 401-420 are analysis tasks, 201-209 message drafting,
-  the others role-plays.
+- **Scenarios** (``scenario_prompts.txt``): read by the benchmark's own parser
+  (:mod:`empathos.pairwise.eqbench_scenarios`): only a ``####### Prompt<N>`` line opens a
+  scripted user turn, so a scenario whose turns open otherwise is dropped silently, as
+  there (scenario 409 of the current file: 45 scenarios run). Ids 401-420 are analysis
+  tasks, 201-209 message drafting, the others role-plays.
 - **The conversation.** Each scripted turn is sent in one growing conversation, filled into
   the task kind's master prompt (its ``{scenario_prompt}`` slot). Role-plays and drafting
   tasks end with the debrief prompt, answered in the same conversation. An analysis task is
   one turn: the master prompt around the scenario's whole text, and no debrief.
-- **The judge** gets the rubric prompt of the task kind with ``{transcript}`` (the turns as
-  ``User:`` / ``Assistant:`` blocks), ``{debrief}`` (the model's debrief) and
-  ``{output_format}`` (a JSON object of every criterion, written by us), and answers each
-  criterion 0-20 in JSON.
-- **Scores.** A task's score is the mean over its allowed criteria that the judge rated
-  (``overall_eq`` counts three times); the run's rubric score is the mean of the task scores
-  (0-20, rounded to 2 decimals), shown times 5 (0-100). The other criteria (warmth,
-  moralising, ...) are kept and reported but not scored. A judge answer with no allowed
-  criterion is no score: the item is an error, never a zero.
+- **The judge** gets the rubric prompt of the task kind with ``{transcript}`` (``User:`` /
+  ``Assistant:`` blocks separated by ``---``; a role-play's or drafting task's reply shown
+  rebuilt from its three parsed sections, :mod:`empathos.pairwise.eqbench_sections`, so a
+  reply that ignores the format shows empty sections; an analysis reply as written),
+  ``{debrief}`` (the model's debrief, whole) and ``{output_format}`` (a JSON object: a
+  detailed chain-of-thought reasoning first, then every criterion of the criteria file as
+  ``0-20``), and every ``*`` and ``#`` taken out of the whole prompt, as the benchmark does.
+- **The judge's answer** is read as the benchmark reads it: every key of its JSON object
+  but the reasoning, a number as it is (out of 0-20 too), a text by the first unsigned
+  number in it (``"Score: 15"`` is 15).
+- **Scores.** A task's score is the mean of the scored criteria the judge rated, whether or
+  not the criteria file lists them (for role-plays and drafting tasks the benchmark's ten,
+  for analysis tasks the analysis criteria file's; ``overall_eq`` counts three times where
+  scored); the run's rubric score is the mean of the task scores (0-20, rounded to 2
+  decimals), shown times 5 (0-100). The other criteria (warmth, moralising, ...) are kept
+  and reported but not scored. A judge answer with no scored criterion is no score: the
+  item is an error, never a zero (the benchmark leaves such a task out of its mean too).
 """
 
 from __future__ import annotations
@@ -28,17 +37,20 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import json_repair
 
 from empathos.errors import InputError
+from empathos.pairwise.eqbench_scenarios import scenario_headers, scenario_prompts
+from empathos.pairwise.eqbench_sections import TaskKind, demarked, kind_of, parse_sections, rebuilt
 
 __all__ = [
+    "REASONING",
     "ROLEPLAY_ALLOWED",
     "Scenario",
     "TaskKind",
     "judge_prompt",
+    "output_format",
     "parse_judge",
     "parse_scenarios",
     "rubric_score",
@@ -48,7 +60,6 @@ __all__ = [
     "user_turns",
 ]
 
-TaskKind = Literal["roleplay", "drafting", "analysis"]
 #: The criteria that make a role-play's or drafting task's score (those the criteria file has).
 ROLEPLAY_ALLOWED = (
     "demonstrated_empathy",
@@ -64,8 +75,9 @@ ROLEPLAY_ALLOWED = (
 )
 OVERALL = "overall_eq"
 OVERALL_WEIGHT = 3
-_HEADER = re.compile(r"^######## +(\S+) *\|(.*?)\|(.*)$")
-_TURN = "####### "
+#: The judge's reasoning key, first in the output format and never read as a score.
+REASONING = "chain_of_thought_reasoning"
+_REASONING_ASK = "your detailed chain-of-thought reasoning on each criterion, before scoring"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,72 +97,67 @@ class Scenario:
 
 def task_kind(scenario_id: str) -> TaskKind:
     """401-420: analysis; 201-209: message drafting; otherwise a role-play."""
-    number = int(scenario_id) if scenario_id.isdigit() else -1
-    if 401 <= number <= 420:
-        return "analysis"
-    if 201 <= number <= 209:
-        return "drafting"
-    return "roleplay"
+    return kind_of(scenario_id)
 
 
 def parse_scenarios(text: str) -> list[Scenario]:
-    """The scenarios of a scenario file's text; a malformed one is an InputError naming its
-    line (the caller adds the file)."""
-    found: list[tuple[tuple[str, str, str], list[list[str]], int]] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        header = _HEADER.match(line)
-        if header:
-            sid, category, title = (g.strip() for g in header.groups())
-            found.append(((sid, category, title), [], n))
-        elif line.startswith(_TURN):
-            if not found:
-                raise InputError("a turn before any scenario header", field=f"line {n}")
-            found[-1][1].append([])
-        elif found and found[-1][1]:
-            found[-1][1][-1].append(line)
-        elif found and line.strip():
-            raise InputError("text before the scenario's first turn header", field=f"line {n}")
-    out: list[Scenario] = []
-    for (sid, category, title), turns, n in found:
-        texts = tuple("\n".join(t).strip() for t in turns)
-        if not texts or not all(texts):
-            raise InputError(f"scenario {sid} has an empty or no turn", field=f"line {n}")
-        out.append(Scenario(sid, category, title, texts))
-    ids = [s.id for s in out]
-    if len(set(ids)) != len(ids):
-        raise InputError("a scenario id appears twice")
+    """The scenarios of a scenario file's text, as the benchmark's parser reads them (see
+    :mod:`empathos.pairwise.eqbench_scenarios`); InputError: no scenario at all."""
+    headers = scenario_headers(text)
+    out = [
+        Scenario(sid, *headers.get(sid, ("", "")), tuple(turns))
+        for sid, turns in scenario_prompts(text).items()
+    ]
+    if not out:
+        raise InputError("no scenario with a '####### Prompt1' turn")
     return out
 
 
 def user_turns(scenario: Scenario, master: str) -> list[str]:
-    """The user messages of the conversation, each turn filled into the master prompt (an
-    analysis task: one message, its turns joined)."""
-    turns = ["\n\n".join(scenario.turns)] if scenario.kind == "analysis" else scenario.turns
-    return [master.replace("{scenario_prompt}", t) for t in turns]
+    """The user messages of the conversation: each scripted turn filled into the master
+    prompt (an analysis task has one)."""
+    return [master.replace("{scenario_prompt}", t) for t in scenario.turns]
 
 
-def transcript_text(messages: Sequence[Mapping[str, str]]) -> str:
-    """The conversation as ``User:`` / ``Assistant:`` blocks separated by ``---``."""
-    names = {"user": "User", "assistant": "Assistant"}
-    return "\n\n---\n\n".join(
-        f"{names.get(m['role'], m['role'])}:\n{m['content']}" for m in messages
-    )
+def transcript_text(messages: Sequence[Mapping[str, str]], kind: TaskKind = "roleplay") -> str:
+    """The conversation as the benchmark's rubric judge sees it: ``User:`` / ``Assistant:``
+    blocks separated by ``---``, a role-play's or drafting task's replies rebuilt from their
+    three parsed sections (an analysis task's as written)."""
+    parts = []
+    for m in messages:
+        content = m["content"]
+        if m["role"] != "user" and kind != "analysis":
+            content = rebuilt(parse_sections(content, kind), kind, "rubric")
+        parts.append(f"{'User' if m['role'] == 'user' else 'Assistant'}:\n{content}\n")
+    return "---\n".join(parts)
+
+
+def output_format(criteria: Sequence[str]) -> str:
+    """The ``{output_format}`` slot: the reasoning first, then every criterion as 0-20."""
+    lines = [f"  {json.dumps(REASONING)}: {json.dumps(_REASONING_ASK)}"]
+    lines += [f"  {json.dumps(c)}: 0-20" for c in criteria]
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
 def judge_prompt(template: str, transcript: str, debrief: str, criteria: Sequence[str]) -> str:
-    """The rubric prompt with its slots filled; ``{output_format}`` asks for every criterion."""
-    shape = {"chain_of_thought_reasoning": "your notes on each criterion, briefly"}
-    shape.update({c: "score 0-20" for c in criteria})
-    return (
-        template.replace("{transcript}", transcript)
-        .replace("{debrief}", debrief)
-        .replace("{output_format}", json.dumps(shape, indent=1))
-    )
+    """The rubric prompt with its slots filled in one pass (the template's doubled braces
+    read as single ones, as Python's format reads them), then every ``*`` and ``#`` out."""
+    values = {
+        "transcript": transcript,
+        "debrief": debrief,
+        "output_format": output_format(criteria),
+    }
+
+    def fill(m: re.Match[str]) -> str:
+        return m.group(0)[0] if m.group(1) is None else values[m.group(1)]
+
+    return demarked(re.sub(r"\{\{|\}\}|\{(transcript|debrief|output_format)\}", fill, template))
 
 
-def parse_judge(reply: str, criteria: Sequence[str]) -> dict[str, float]:
-    """Criterion -> score 0-20 from the judge's JSON (repaired if broken); criteria missing,
-    out of range or not numbers are left out."""
+def parse_judge(reply: str) -> dict[str, float]:
+    """Criterion -> score from the judge's JSON (repaired if broken), read as the benchmark
+    reads it: every key but the reasoning; a number as it is, whatever its range (JSON
+    true/false count as 1/0, Python's ints); a text by its first unsigned number."""
     try:
         data = json_repair.loads(reply)
     except Exception:  # a judge's reply is anything
@@ -158,13 +165,13 @@ def parse_judge(reply: str, criteria: Sequence[str]) -> dict[str, float]:
     if not isinstance(data, dict):
         return {}
     out: dict[str, float] = {}
-    for name in criteria:
-        value = data.get(name)
-        if isinstance(value, str):
-            m = re.match(r"^\s*(-?\d+(?:\.\d+)?)", value)
-            value = float(m.group(1)) if m else None
-        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 20:
-            out[name] = float(value)
+    for name, value in data.items():
+        if isinstance(value, int | float):
+            out[str(name)] = float(value)
+        elif name != REASONING:
+            m = re.search(r"\b(\d+(\.\d+)?)\b", str(value))
+            if m:
+                out[str(name)] = float(m.group(1))
     return out
 
 

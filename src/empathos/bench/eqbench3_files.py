@@ -7,7 +7,8 @@
 - ``rubric_scoring_prompt.txt`` / ``rubric_scoring_prompt_analysis.txt``: the judge's prompts
   (``{transcript}``, ``{debrief}``, ``{output_format}``);
 - ``rubric_scoring_criteria.txt`` / ``rubric_scoring_criteria_analysis.txt``: one criterion a
-  line (for analysis tasks every listed criterion is scored).
+  line, a line starting ``#`` skipped (for analysis tasks every listed criterion is scored;
+  for role-plays and drafting tasks the benchmark's ten scored criteria, listed or not).
 
 A missing or malformed file is one :class:`~empathos.errors.InputError` naming it.
 """
@@ -37,8 +38,8 @@ EQ3_FILES = (
 
 @dataclass(frozen=True, slots=True)
 class KindPrompts:
-    """What one task kind uses: master prompt, judge prompt, criteria (all rated) and the
-    allowed ones (scored)."""
+    """What one task kind uses: master prompt, judge prompt, criteria (all asked for) and
+    the allowed ones (scored when the judge rates them)."""
 
     master: str
     judge: str
@@ -104,7 +105,8 @@ def read_eqbench3(data: Path) -> Eq3Data:
         return _slots(folder / name, text[name], "scenario_prompt")
 
     def criteria(name: str) -> tuple[str, ...]:
-        return tuple(line.strip() for line in text[name].splitlines() if line.strip())
+        lines = (line.strip() for line in text[name].splitlines())
+        return tuple(c for c in lines if c and not c.startswith("#"))
 
     roleplay_judge = _slots(
         folder / "rubric_scoring_prompt.txt",
@@ -120,7 +122,7 @@ def read_eqbench3(data: Path) -> Eq3Data:
         "output_format",
     )
     rp = criteria("rubric_scoring_criteria.txt")
-    rp_allowed = tuple(c for c in rp if c in ROLEPLAY_ALLOWED or c == "overall_eq")
+    rp_allowed = ROLEPLAY_ALLOWED  # the benchmark's ten, whether or not the file lists them
     an = criteria("rubric_scoring_criteria_analysis.txt")
     roleplay = KindPrompts(master("scenario_master_prompt.txt"), roleplay_judge, rp, rp_allowed)
     drafting = KindPrompts(

@@ -5,8 +5,9 @@ An ``empathos bench eqbench3`` directory holds one record per scenario and trial
 :class:`~empathos.pairwise.Item`: ``item_id`` the scenario, ``model`` the label, the trial
 from the file name; ``messages`` split into the conversation and, for role-plays and drafting
 tasks, the debrief (the last two messages: the debrief prompt and the model's answer), which
-the benchmark's pairwise prompt shows apart. Records that ended as errors are left out and
-counted.
+the benchmark's pairwise prompt shows apart. A role-play's or drafting task's replies are
+marked ``sectioned``: the benchmark parses them, and its judge sees them rebuilt from their
+sections. Records that ended as errors are left out and counted.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def item_of_bench_record(record: BenchItemRecord, trial: int) -> Item | None:
         return None
     return Item(
         scenario_id=record.item_id, trial=trial, model=record.model, transcript=tuple(messages),
-        debrief=debrief,
+        debrief=debrief, sectioned=record.task != "analysis",
     )  # fmt: skip
 
 

@@ -202,11 +202,12 @@ async def play_eqbench3(case: BenchCase, roles: Roles) -> BenchItemRecord:
         if case.task != "analysis":
             debrief = await talk.ask(roles.tested, debrief_prompt)
         assert roles.judge is not None
-        prompt = judge_prompt(kind.judge, transcript_text(body), debrief, kind.criteria)
+        transcript = transcript_text(body, case.item.kind)
+        prompt = judge_prompt(kind.judge, transcript, debrief, kind.criteria)
         judge_reply = await talk.ask(roles.judge, prompt, keep=False)
     except ModelCallError as exc:
         return failed_item(case, roles, talk, exc)
-    criteria = parse_judge(judge_reply, kind.criteria)
+    criteria = parse_judge(judge_reply)
     score = task_score(criteria, kind.allowed)
     rating = JudgeRating(
         model=roles.judge_label,

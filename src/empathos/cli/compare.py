@@ -20,7 +20,8 @@ __all__ = ["register"]
 RunsArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Model A and model B (run or result directories); with --pairwise, two or more.",
+        help="Model A and model B (run or result directories); with --pairwise, two or more "
+        "(none with --leaderboard-elo FILE --rating trueskill: the leaderboard re-solved).",
         show_default=False,
     ),
 ]
@@ -44,7 +45,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("compare")
     def compare_cmd(
-        runs: RunsArg,
+        runs: RunsArg = None,  # type: ignore[assignment]  # typer: zero or more
         metric: MetricOpt = "epmq",
         preset: PresetOpt = Preset.reference,
         out: OutOpt = None,
@@ -87,10 +88,10 @@ def register(app: typer.Typer) -> None:
                 leaderboard=leaderboard, leaderboard_elo=leaderboard_elo, rating=rating,
                 degraded_check=degraded_check, degraded_threshold=degraded_threshold,
             )  # fmt: skip
-            code = pw.pairwise_main(runs, out, fmt.value, flags)
-        elif len(runs) != 2:
+            code = pw.pairwise_main(runs or [], out, fmt.value, flags)
+        elif runs is None or len(runs) != 2:
             raise ConfigError(
-                f"compares two runs, got {len(runs)} (or use --pairwise)", field="RUN"
+                f"compares two runs, got {len(runs or [])} (or use --pairwise)", field="RUN"
             )
         else:
             code = _compare(runs[0], runs[1], metric, preset, out, scenarios, label)

@@ -50,6 +50,7 @@ from empathos.pairwise import (
     summarize,
 )
 from empathos.pairwise.anchored import BOARD_SCALE
+from empathos.pairwise.board_solve import format_board, solve_board
 from empathos.pairwise.results import RATINGS_METHODS
 from empathos.prompts.blocks import condensed_profile
 from empathos.report.labels import find_scenario_sources
@@ -423,6 +424,10 @@ def _flags_judge(
 def pairwise_main(paths: list[Path], out: Path | None, fmt: str, flags: dict[str, Any]) -> int:
     """``compare --pairwise``: judge, rate, print in ``fmt``; the exit code."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if not paths and flags.get("leaderboard_elo") is not None:  # the board re-solved alone
+        board = solve_board(flags["leaderboard_elo"], flags["rating"])
+        Console(soft_wrap=True, highlight=False).print(format_board(board, fmt), markup=False)
+        return 0
     judge = _flags_judge(
         flags.pop("config"), flags.pop("judge_model"), flags.pop("judge_base_url"),
         flags.pop("judge_api_key_env"),

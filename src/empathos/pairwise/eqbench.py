@@ -2,18 +2,23 @@
 
 The user's copy of the benchmark's ``data/`` folder holds the pairwise prompts
 (``pairwise_prompt_eqbench3.txt``; ``pairwise_prompt_eqbench3_analysis.txt`` for the
-analysis tasks, ids 401-420) and the scenario notes (``scenario_notes.txt``: a ``# <id>``
-line, then the notes). Nothing of them is in this repository: they are read at run time.
-The prompt's slots are filled by plain replacement: ``{conversation_history_A}``,
-``{debrief_A}``, the same for B, and ``{scenario_notes}``; in the analysis prompt
-``{response_A}`` / ``{response_B}`` (the model's messages of each transcript) and
-``{transcript_being_analysed}`` (the user messages of the first: the same task on both
-sides). The two respondent codes the prompt uses are the first two distinct ``<letter><4
+analysis tasks, ids 401-420), the scenario notes (``scenario_notes.txt``: a ``# <id>``
+line, then the notes) and the scenarios (``scenario_prompts.txt``). Nothing of them is in
+this repository: they are read at run time. The prompt's slots are filled by plain
+replacement, as the benchmark fills them (:mod:`empathos.pairwise.eqbench_sections`):
+``{conversation_history_A}`` / ``_B`` (the conversation as the benchmark shows it: each
+reply rebuilt from its sections cut at 2,200 / 1,600 / 1,600 characters),
+``{debrief_A}`` / ``_B`` (without a think block, ``*`` and ``#``, cut at 4,000),
+``{scenario_notes}``, ``{scenario_description}``; in the analysis prompt ``{response_A}``
+/ ``{response_B}`` (each side's first reply, without ``*``, ``#`` and a think block, cut at
+6,000) and ``{transcript_being_analysed}`` (the scenario's first scripted prompt, as
+written in the scenario file; the first user message when the copy has no scenario
+file). The two respondent codes the prompt uses are the first two distinct ``<letter><4
 digits>`` codes in it, the first naming dialogue A (shown first). The judge answers one
 JSON object whose values read ``<code><1-5 plus signs>``; each such key is an aspect
 (``overall_eq`` is stored as ``overall``), the code its winner and the plus signs its
-margin. Transcripts are truncated by our rule (:mod:`empathos.pairwise.transcript`), the
-same for both sides.
+margin; the judgement also keeps the benchmark's plus counts of the whole reply
+(:mod:`empathos.pairwise.eqbench_plus`), which its TrueSkill reads.
 """
 
 from __future__ import annotations
@@ -26,18 +31,30 @@ from pathlib import Path
 from empathos.errors import ConfigError, ModelCallError
 from empathos.llm import ModelClient, RawReply, record_of
 from empathos.llm.structured import OutputInvalid, parse_json
+from empathos.pairwise.eqbench_plus import plus_counts
+from empathos.pairwise.eqbench_scenarios import scenario_prompts
+from empathos.pairwise.eqbench_sections import (
+    ANALYSIS_LIMIT,
+    DEBRIEF_LIMIT,
+    cut,
+    demarked,
+    kind_of,
+    pairwise_history,
+    without_think,
+)
 from empathos.pairwise.model import Item, Judgement, Pick
-from empathos.pairwise.transcript import Truncation, render_transcript
 
-__all__ = ["EqbenchJudge", "EqbenchPrompts", "parse_picks"]
+__all__ = ["EqbenchJudge", "EqbenchPrompts", "parse_picks", "reply_plus"]
 
 PROMPT = "pairwise_prompt_eqbench3.txt"
 ANALYSIS_PROMPT = "pairwise_prompt_eqbench3_analysis.txt"
 NOTES = "scenario_notes.txt"
+SCENARIOS = "scenario_prompts.txt"
+NO_NOTES = "[no notes on this scenario]"
+NO_DEBRIEF = "[no debrief given]"
 SLOTS = ("conversation_history_A", "debrief_A", "conversation_history_B", "debrief_B")
 ANALYSIS_SLOTS = ("response_A", "response_B")
 _CODE = re.compile(r"\b([A-Z]\d{4})\b")
-_NOTE = re.compile(r"^#\s*(\S+)\s*$")
 
 
 def _read(path: Path) -> str:
@@ -62,15 +79,18 @@ def _codes(text: str, path: Path, slots: tuple[str, ...] = SLOTS) -> tuple[str, 
 
 
 def _notes(text: str) -> dict[str, str]:
+    """Scenario id -> notes, read as the benchmark reads them: a line starting ``# `` opens
+    the notes of the id it names (the line without its ``#`` and spaces); empty notes are
+    left out."""
     notes: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in text.splitlines():
-        m = _NOTE.match(line)
-        if m:
-            current = notes.setdefault(m.group(1), [])
+        if line.startswith("# "):
+            current = notes.setdefault(line.strip("# "), [])
         elif current is not None:
             current.append(line)
-    return {k: "\n".join(v).strip() for k, v in notes.items()}
+    joined = {k: "\n".join(v).strip() for k, v in notes.items()}
+    return {k: v for k, v in joined.items() if v}
 
 
 @dataclass(frozen=True)
@@ -81,6 +101,7 @@ class EqbenchPrompts:
     prompt: str
     analysis: str
     notes: dict[str, str] = field(default_factory=dict)
+    scenarios: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, folder: Path) -> EqbenchPrompts:
@@ -93,7 +114,9 @@ class EqbenchPrompts:
         _codes(prompt, folder / PROMPT)
         _codes(analysis, analysis_path, ANALYSIS_SLOTS if analysis != prompt else SLOTS)
         notes = _notes(_read(folder / NOTES)) if (folder / NOTES).is_file() else {}
-        return cls(folder, prompt, analysis, notes)
+        has_scenarios = (folder / SCENARIOS).is_file()
+        scenarios = scenario_prompts(_read(folder / SCENARIOS)) if has_scenarios else {}
+        return cls(folder, prompt, analysis, notes, scenarios)
 
     def for_scenario(self, scenario_id: str) -> str:
         """The prompt of a scenario: the analysis one for ids 401-420."""
@@ -102,8 +125,22 @@ class EqbenchPrompts:
         )  # fmt: skip
 
 
-def _said(item: Item, role: str) -> str:
-    return "\n\n".join(m.content for m in item.transcript if m.role == role)
+def _first_said(item: Item, role: str) -> str:
+    return next((m.content for m in item.transcript if m.role == role), "")
+
+
+def _debrief(text: str) -> str:
+    shown = demarked(without_think(text or NO_DEBRIEF))
+    return cut(shown, DEBRIEF_LIMIT) if text else shown
+
+
+def _analysed(item: Item) -> str:
+    return cut(without_think(demarked(_first_said(item, "assistant"))), ANALYSIS_LIMIT)
+
+
+def _history(item: Item) -> str:
+    pairs = [(m.role, m.content) for m in item.transcript if m.role != "system"]
+    return pairwise_history(pairs, kind_of(item.scenario_id), item.sectioned)
 
 
 def parse_picks(content: str | None, codes: tuple[str, str]) -> dict[str, Pick]:
@@ -124,6 +161,13 @@ def parse_picks(content: str | None, codes: tuple[str, str]) -> dict[str, Pick]:
     return picks
 
 
+def reply_plus(content: str | None, codes: tuple[str, str]) -> tuple[float, float]:
+    """The benchmark's plus counts of a reply (first shown, second shown)."""
+    value, _ = parse_json(content or "")
+    first, second = plus_counts(value, codes) if isinstance(value, dict) else (0, 0)
+    return float(first), float(second)
+
+
 @dataclass
 class EqbenchJudge:
     """The benchmark's pairwise judge over ``client``."""
@@ -131,13 +175,12 @@ class EqbenchJudge:
     client: ModelClient
     name: str
     prompts: EqbenchPrompts
-    rule: Truncation = field(default_factory=Truncation)
 
     @property
     def fingerprint(self) -> str:
-        """The user's prompts' content hash and the truncation."""
+        """The user's prompts' content hash and the benchmark's truncation."""
         both = (self.prompts.prompt + self.prompts.analysis).encode("utf-8")
-        rule = f"{self.rule.message_chars}/{self.rule.dialogue_chars}"
+        rule = "eqbench3 sections 2200/1600/1600, raw 4000, debrief 4000, analysis 6000"
         return f"user:{PROMPT} {hashlib.sha256(both).hexdigest()[:12]}; truncation {rule}"
 
     async def __call__(self, first: Item, second: Item) -> Judgement:
@@ -145,21 +188,19 @@ class EqbenchJudge:
         found = _found_codes(template)  # checked when the prompts were loaded
         codes = (found[0], found[1])
         version = hashlib.sha256(template.encode("utf-8")).hexdigest()[:12]
-        speakers = ("user", "assistant")
         text = template
+        prompts = self.prompts.scenarios.get(first.scenario_id)
+        scenario = prompts[0] if prompts else _first_said(first, "user")
         slots = {
-            "conversation_history_A": render_transcript(
-                first.transcript, "en", self.rule, speakers
-            ),
-            "debrief_A": first.debrief,
-            "conversation_history_B": render_transcript(
-                second.transcript, "en", self.rule, speakers
-            ),
-            "debrief_B": second.debrief,
-            "response_A": _said(first, "assistant"),
-            "response_B": _said(second, "assistant"),
-            "transcript_being_analysed": _said(first, "user"),
-            "scenario_notes": self.prompts.notes.get(first.scenario_id, ""),
+            "scenario_description": scenario,
+            "scenario_notes": self.prompts.notes.get(first.scenario_id, NO_NOTES),
+            "conversation_history_A": _history(first),
+            "conversation_history_B": _history(second),
+            "debrief_A": _debrief(first.debrief),
+            "debrief_B": _debrief(second.debrief),
+            "transcript_being_analysed": scenario.strip(),
+            "response_A": _analysed(first),
+            "response_B": _analysed(second),
         }
         for slot, value in slots.items():
             text = text.replace("{" + slot + "}", value)
@@ -180,4 +221,5 @@ class EqbenchJudge:
         except ModelCallError as exc:
             return base.model_copy(update={"error": exc.line(), "call": record_of(exc)})
         picks = parse_picks(reply.content, codes)
-        return base.model_copy(update={"picks": picks, "call": rec})
+        plus = reply_plus(reply.content, codes)
+        return base.model_copy(update={"picks": picks, "plus": plus, "call": rec})

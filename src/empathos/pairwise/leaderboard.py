@@ -7,14 +7,20 @@ the layout its code reads and writes (docs/pairwise.md says where it was learnt)
   a run names its model in ``model_name`` (older runs: ``test_model``) and holds
   ``scenario_tasks``: iteration index -> scenario id -> task, a task carrying ``status``,
   ``conversation_history`` (``{role, content}`` messages) and, for role-plays and drafting
-  tasks, ``debrief_response``. A task is finished when its status is ``completed`` or
-  ``rubric_scored`` (analysis tasks, ids 401-420: also ``scenario_completed``).
+  tasks, ``debrief_response`` (and ``parsed_responses``: when present, the benchmark's
+  judge sees the replies rebuilt from their sections). A task is finished when its status
+  is ``completed`` or ``rubric_scored`` (analysis tasks, ids 401-420: also
+  ``scenario_completed``).
 - the **Elo file** (``canonical_leaderboard_elo_results.json.gz``): one object per model
   with ``elo`` (the raw TrueSkill mu), ``elo_norm``, ``sigma``, ``ci_low`` / ``ci_high``
   (and their ``_norm`` forms), and ``__metadata__.global_pairwise_comparisons``: the judged
   orders, each with ``scenario_id``, ``pair`` (``test_model``, ``neighbor_model``,
   ``iteration_index``), ``plus_for_test`` and ``plus_for_other`` (an order whose call failed
-  holds ``error``).
+  holds ``error``). As the benchmark's current code does, an order that keeps the judge's
+  reply (``judge_response``, with ``order``) has its plus counts recomputed from it by the
+  benchmark's rule (:mod:`empathos.pairwise.eqbench_plus`); the stored counts stand only
+  when there is no reply. The ratings keep the file's order (the benchmark's rank window
+  sorts the file's models by their stored ``elo``).
 
 A run's iterations become trials in the order of their indices (the first is trial 0, as
 in ``empathos bench eqbench3`` directories), so a new run's trial 0 meets the leaderboard's
@@ -32,9 +38,17 @@ from pathlib import Path
 from typing import Any
 
 from empathos.errors import ConfigError
+from empathos.pairwise.eqbench_plus import stored_plus
 from empathos.pairwise.model import Item, TranscriptMessage
 
-__all__ = ["BoardComparison", "BoardRating", "Leaderboard", "read_board_file", "read_leaderboard"]
+__all__ = [
+    "BoardComparison",
+    "BoardRating",
+    "Leaderboard",
+    "read_board_elo",
+    "read_board_file",
+    "read_leaderboard",
+]
 
 META = "__metadata__"
 _DONE = {"completed", "rubric_scored"}
@@ -140,6 +154,7 @@ def _run_items(run: Mapping[str, Any]) -> list[Item]:
                 Item(
                     scenario_id=str(sid), trial=trial, model=model, transcript=messages,
                     debrief=debrief if isinstance(debrief, str) else "",
+                    sectioned=not analysis and bool(task.get("parsed_responses")),
                 )
             )  # fmt: skip
     return items
@@ -165,6 +180,9 @@ def _comparison(c: Any) -> BoardComparison | None:
     pair = c["pair"]
     test, other = pair.get("test_model"), pair.get("neighbor_model")
     plus_test, plus_other = _number(c.get("plus_for_test")), _number(c.get("plus_for_other"))
+    recomputed = stored_plus(c)  # the benchmark recomputes every stored comparison
+    if recomputed is not None:
+        plus_test, plus_other = float(recomputed[0]), float(recomputed[1])
     it, sid = pair.get("iteration_index"), c.get("scenario_id")
     if not (isinstance(test, str) and isinstance(other, str) and test != other):
         return None
@@ -206,6 +224,11 @@ def _elo(data: dict[str, Any], path: Path) -> tuple[dict[str, BoardRating], list
             file=path, field="--leaderboard-elo",
         )  # fmt: skip
     return ratings, comparisons
+
+
+def read_board_elo(path: Path) -> tuple[dict[str, BoardRating], list[BoardComparison]]:
+    """The ratings (in the file's order) and usable judged orders of an Elo file alone."""
+    return _elo(read_board_file(path, "--leaderboard-elo"), path)
 
 
 def read_leaderboard(runs: Path, elo: Path | None = None) -> Leaderboard:

@@ -42,6 +42,11 @@ class Item(BaseModel):
         description="The conversation as messages, in order."
     )
     debrief: str = Field("", description="EQ-Bench 3's debrief answer, if any ('' none).")
+    sectioned: bool = Field(
+        False,
+        description="EQ-Bench 3 replies the benchmark parses into sections (its role-plays "
+        "and drafting tasks): its judges see them rebuilt from the parsed sections.",
+    )
 
     @property
     def reply_chars(self) -> int:
@@ -85,6 +90,11 @@ class Judgement(BaseModel):
     template_version: str = Field(description="Its version (a content hash for a user's).")
     picks: dict[str, Pick] | None = Field(
         None, description="The choice per aspect (None: the call failed)."
+    )
+    plus: tuple[float, float] | None = Field(
+        None,
+        description="EQ-Bench 3's plus counts of the reply (first shown, second shown), by "
+        "the benchmark's rule (None: not an EQ-Bench 3 judgement, or stored before it).",
     )
     error: str | None = Field(None, description="Why the call failed, if it did.")
     call: CallRecord | None = Field(
