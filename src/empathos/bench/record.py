@@ -14,7 +14,7 @@ prompt and the analysis), and ``judge.criteria`` the judge's criterion scores (0
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,7 +24,7 @@ from empathos.run.rundir import DialogueKey, IndexRow
 __all__ = ["BENCH_SCHEMA_VERSION", "BenchItemRecord", "BenchName", "ChatTurn", "JudgeRating"]
 
 BENCH_SCHEMA_VERSION = 1
-BenchName = Literal["emobench", "eqbench", "eqbench3"]
+BenchName = Literal["emobench", "eqbench", "eqbench3", "sage"]
 
 
 class _Model(BaseModel):
@@ -72,6 +72,9 @@ class BenchItemRecord(_Model):
         None, description="EQ-Bench: 'first_pass' and 'revised' ratings, emotion -> 0-10."
     )
     judge: JudgeRating | None = Field(None, description="EQ-Bench 3: the judge's rubric pass.")
+    sage: dict[str, Any] | None = Field(
+        None, description="SAGE: the dialogue in SAGE's own result layout (emo_point, history)."
+    )
     unparseable: bool = Field(False, description="The answer could not be parsed.")
     scores: dict[str, float] = Field(
         default_factory=dict,

@@ -1,4 +1,5 @@
-"""`empathos bench`: EmoBench, EQ-Bench (v2) and EQ-Bench 3 on any endpoint (docs/bench.md)."""
+"""`empathos bench`: EmoBench, EQ-Bench (v2), EQ-Bench 3 and SAGE on any endpoint
+(docs/bench.md)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from empathos.cli.bench_run import (
     print_bench_dirs,
     run_bench,
 )
+from empathos.cli.bench_sage import sage_app
 from empathos.errors import ConfigError, InputError
 
 __all__ = [
@@ -107,6 +109,7 @@ def eqbench_cmd(
 
 
 app.add_typer(eqbench_app, name="eqbench")
+app.add_typer(sage_app, name="sage")
 
 
 @app.command("eqbench3")

@@ -162,6 +162,8 @@ def summary_json(s: BenchSummary) -> dict[str, Any]:
         ]  # fmt: skip
     if s.criteria is not None:
         out["criteria"] = s.criteria
+    if s.own is not None:  # a registered benchmark's own numbers (SAGE's Sentient numbers)
+        out[s.name] = s.own
     return out
 
 
@@ -174,6 +176,9 @@ def summary_tables(s: BenchSummary) -> list[Table]:
     for m in s.measures:
         main.add_row(m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}", str(m.n))
     tables = [main]
+    if s.own is not None:
+        main.caption = ", ".join(f"{k} {_num(v) if isinstance(v, float) else v}"
+                                 for k, v in s.own.items())  # fmt: skip
     if s.eqbench is not None:
         main.caption = (
             f"parse rate {s.eqbench.parseable}/{s.eqbench.total}; revised "
@@ -282,6 +287,7 @@ def bench_section_html(paths: list[Path]) -> str:
         '<section id="sec-bench"><h2>Other benchmarks (empathos bench)</h2>'
         f'<table id="bench"><tr>{head}</tr>{"".join(rows)}</table>'
         '<p class="note">EmoBench: accuracy (%) per task; EQ-Bench: the v2 score (0-100); '
-        "EQ-Bench 3: the rubric score (0-100). Intervals: bootstrap over items; errors (endpoint "
+        "EQ-Bench 3: the rubric score (0-100); SAGE: the mean final emotion (0-100). "
+        "Intervals: bootstrap over items; errors (endpoint "
         "failures) are left out. See docs/bench.md.</p></section>"
     )
