@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from bench_helpers import ScriptedServer, cli
 from sage_fixture import FAILURES, FINAL, SCORE, SUCCESSES, USER_TURNS, scripted, write_sage
 
@@ -154,3 +155,30 @@ def test_an_endpoint_failure_is_an_item_error(tmp_path: Path) -> None:
     assert record["status"] == "error" and record["scores"] == {}
     (summary,) = json.loads(cli("bench", "score", out, "--format", "json").stdout)
     assert summary["errors"] == 1 and summary["sage"]["dialogues"] == 3
+
+
+def _results(folder: Path, model: str, points: list[int]) -> None:
+    rows = [{"id": f"x{i}", "emo_point": p, "emo_state": emotion_band(p), "history": []}
+            for i, p in enumerate(points)]  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    (folder / f"{model}_result.jsonl").write_text(text, encoding="utf-8")
+
+
+def test_ranks_put_empa_beside_sage(empa_sample: Path, tmp_path: Path) -> None:
+    """The sample's three EMPA models (EPM-Q: claude-opus-4.6 > gpt-4o > qwen3-8b) beside
+    SAGE scores of our own that swap the last two: rho = 1 - 6 * 2 / (3 * 8) = 0.5."""
+    sage = tmp_path / "sage"
+    _results(sage, "custom-anthropic-claude-opus-4.6", [100, 40])  # 70
+    _results(sage, "Custom-openai-gpt-4o", [40, 40])  # 40
+    _results(sage, "custom-qwen-qwen3-8b", [60, 40])  # 50
+    _results(sage, "only-on-sage", [0])
+    result = cli("bench", "sage", "ranks", "--empa", empa_sample / "results", "--sage", sage,
+                 "--format", "json")  # fmt: skip
+    assert result.exit_code == 0, result.error
+    view = json.loads(result.stdout)
+    ranks = [(m["empa_rank"], m["sage_rank"], m["sage_score"]) for m in view["models"]]
+    assert ranks == [(1, 1, 70.0), (2, 3, 40.0), (3, 2, 50.0)]
+    assert view["models"][0]["model"] == "Custom-anthropic/claude-opus-4.6"
+    assert view["spearman"] == pytest.approx(0.5)
+    assert view["only_sage"] == ["only-on-sage"]

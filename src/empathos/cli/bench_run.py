@@ -177,7 +177,7 @@ def summary_tables(s: BenchSummary) -> list[Table]:
         main.add_row(m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}", str(m.n))
     tables = [main]
     if s.own is not None:
-        main.caption = ", ".join(f"{k} {_num(v) if isinstance(v, float) else v}"
+        main.caption = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
                                  for k, v in s.own.items())  # fmt: skip
     if s.eqbench is not None:
         main.caption = (
