@@ -13,8 +13,8 @@ import pytest
 from bench_helpers import ScriptedServer, cli
 from sage_fixture import FAILURES, FINAL, SCORE, SUCCESSES, USER_TURNS, scripted, write_sage
 
-from empathos.bench.sage import emotion_band, ended, half_up, move_emotion, parse_analysis
-from empathos.bench.sage_files import read_results, read_sage
+from empathos.sage.copy import read_results, read_sage
+from empathos.sage.rules import emotion_band, ended, half_up, move_emotion, parse_analysis
 
 RESULTS = "dataset/deepseek-v3-2024-1227_based_simulator"
 

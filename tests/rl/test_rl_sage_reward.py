@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from empathos.bench.sage import emotion_band, ended, move_emotion
 from empathos.rl import AdvantageConfig, TurnBatch, compute_advantages
 from empathos.rl.loss import PPOLossConfig, ppo_clip_loss
 from empathos.rl.returns import discounted_returns
 from empathos.rl.rewards import emotion_outcome_rewards, emotion_rewards
+from empathos.sage.rules import emotion_band, ended, move_emotion
 
 STRATEGIES = ("listen", "advise", "deflect")
 BANDS = ("Emotion-F", "Emotion-C", "Emotion-B", "Emotion-A", "Emotion-S")

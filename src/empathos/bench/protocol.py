@@ -14,6 +14,7 @@ EQ-Benches still have their branches and could move onto it.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from empathos.bench.play import BenchCase
     from empathos.bench.record import BenchItemRecord
 
-__all__ = ["Benchmark", "benchmark", "register", "registered"]
+__all__ = ["REGISTRY", "Benchmark", "benchmark", "registered"]
 
 
 class Benchmark(Protocol):
@@ -51,26 +52,24 @@ class Benchmark(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Benchmark] = {}
-
-
-def register(bench: Benchmark) -> Benchmark:
-    """Add a benchmark to the registry (its module does it once, on import)."""
-    _REGISTRY[bench.name] = bench
-    return bench
-
-
-def _load() -> None:
-    from empathos.bench import sage_bench  # noqa: F401  (registers SAGE)
+#: The registry: benchmark name -> "module:attribute" of its implementation (imported when
+#: first asked for). Adding a benchmark adds its module and one line here.
+REGISTRY: dict[str, str] = {
+    "sage": "empathos.bench.sage_bench:SAGE",
+}
+_LOADED: dict[str, Benchmark] = {}
 
 
 def benchmark(name: str) -> Benchmark | None:
     """The registered benchmark of that name (None: one with its own branches)."""
-    _load()
-    return _REGISTRY.get(name)
+    if name not in REGISTRY:
+        return None
+    if name not in _LOADED:
+        module, attr = REGISTRY[name].split(":")
+        _LOADED[name] = getattr(importlib.import_module(module), attr)
+    return _LOADED[name]
 
 
 def registered() -> list[str]:
     """The names of the registered benchmarks."""
-    _load()
-    return sorted(_REGISTRY)
+    return sorted(REGISTRY)

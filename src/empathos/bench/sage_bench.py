@@ -18,9 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from empathos.bench.play import BenchCase, Roles
-from empathos.bench.protocol import register
+from empathos.bench.protocol import Benchmark
 from empathos.bench.record import BenchItemRecord, ChatTurn
-from empathos.bench.sage import (
+from empathos.errors import ModelCallError
+from empathos.llm import ChatModel, Message, record_of
+from empathos.records import ModelCallRecord
+from empathos.run.manifest import utc_now
+from empathos.sage.copy import read_results, read_sage, result_files
+from empathos.sage.rules import (
     MAX_USER_TURNS,
     START_EMOTION,
     SimulatorPrompts,
@@ -34,11 +39,6 @@ from empathos.bench.sage import (
     reply_prompt,
     sentient_score,
 )
-from empathos.bench.sage_files import read_results, read_sage, result_files
-from empathos.errors import ModelCallError
-from empathos.llm import ChatModel, Message, record_of
-from empathos.records import ModelCallRecord
-from empathos.run.manifest import utc_now
 from empathos.sandbox.agents import call_record
 
 __all__ = ["SAGE", "SageBench", "play_sage", "result_layout", "write_results"]
@@ -173,7 +173,8 @@ def write_results(
 
 
 class SageBench:
-    """SAGE behind the benchmark protocol (:class:`empathos.bench.protocol.Benchmark`)."""
+    """SAGE behind the benchmark protocol (:class:`empathos.bench.protocol.Benchmark`;
+    registered in :data:`empathos.bench.protocol.REGISTRY`)."""
 
     name = "sage"
     roles: tuple[str, ...] = ("model_under_test", "user")
@@ -229,4 +230,5 @@ class SageBench:
         return rows
 
 
-SAGE = register(SageBench())
+SAGE = SageBench()
+_CHECKED: Benchmark = SAGE  # SageBench keeps to the protocol (mypy checks it)

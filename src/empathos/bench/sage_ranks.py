@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from empathos.bench.sage import rank_correlation
 from empathos.bench.sage_bench import SAGE
 from empathos.epm import EPMConfig
 from empathos.errors import InputError
 from empathos.records import load_records
+from empathos.sage.rules import rank_correlation
 from empathos.scoring.leaderboard import leaderboard
 
 __all__ = ["SideBySide", "empa_scores", "match_name", "sage_scores", "side_by_side"]

@@ -28,7 +28,7 @@ from empathos.cli.bench_run import (
 )
 from empathos.errors import ConfigError
 
-__all__ = ["sage_app", "sage_cmd", "sage_ranks_cmd", "sage_score_cmd"]
+__all__ = ["Fmt", "sage_app", "sage_cmd", "sage_ranks_cmd", "sage_score_cmd"]
 
 
 class Fmt(StrEnum):

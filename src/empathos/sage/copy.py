@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from empathos.bench.sage import SimulatorPrompts
 from empathos.errors import InputError
+from empathos.sage.rules import SimulatorPrompts
 
 __all__ = [
     "NPC_FILE",
