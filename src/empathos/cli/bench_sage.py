@@ -95,6 +95,12 @@ def sage_cmd(
         roles_base_url=roles_base_url, roles_api_key_env=roles_api_key_env, config=config,
         out=out, concurrency=concurrency, no_retry_errors=no_retry_errors,
     )  # fmt: skip
+    if roles_model is None and config is None:
+        Console(stderr=True).print(
+            "warning: the simulated user is the bundled 135M offline model; give --roles-model "
+            "and --roles-base-url (or roles.user in --config) for meaningful scores",
+            markup=False,
+        )
     with sigterm_as_sigint() as terminated:
         try:
             code = run_bench("sage", data, limit, force, **opts)
