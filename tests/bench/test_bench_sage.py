@@ -13,6 +13,7 @@ import pytest
 from bench_helpers import ScriptedServer, cli
 from sage_fixture import FAILURES, FINAL, SCORE, SUCCESSES, USER_TURNS, scripted, write_sage
 
+from empathos.examples import examples_dir
 from empathos.sage.copy import read_results, read_sage
 from empathos.sage.rules import emotion_band, ended, half_up, move_emotion, parse_analysis
 
@@ -81,9 +82,9 @@ def test_rules() -> None:
     assert parse_analysis("Change: none") is None
 
 
-def _run(url: str, data: Path, out: Path, *extra: str) -> list[str]:
+def _run(url: str, data: Path, out: Path, *extra: str, model: str = "tested") -> list[str]:
     return [
-        "bench", "sage", "--data", str(data), "--model", "tested", "--base-url", url,
+        "bench", "sage", "--data", str(data), "--model", model, "--base-url", url,
         "--roles-model", "sim", "--roles-base-url", url, "--out", str(out), *extra,
     ]  # fmt: skip
 
@@ -182,3 +183,25 @@ def test_ranks_put_empa_beside_sage(empa_sample: Path, tmp_path: Path) -> None:
     assert view["models"][0]["model"] == "Custom-anthropic/claude-opus-4.6"
     assert view["spearman"] == pytest.approx(0.5)
     assert view["only_sage"] == ["only-on-sage"]
+
+
+def test_the_report_puts_empa_beside_sage(tmp_path: Path) -> None:
+    """SAGE runs of the bundled EMPA examples' two models (EPM-Q: example-warm above
+    example-curt), SAGE scoring them the other way round: the report gains the section."""
+    data = write_sage(tmp_path / "copy")
+    runs = []
+    with ScriptedServer(scripted) as server:
+        for model, limit in (("example-warm", "2"), ("example-curt", "1")):  # 50 and 100
+            out = tmp_path / model
+            result = cli(*_run(server.url, data, out, "--limit", limit, model=model))
+            assert result.exit_code == 0, result.error
+            runs.append(out)
+    report = tmp_path / "report"
+    result = cli("report", examples_dir(), *runs, "--out", report)
+    assert result.exit_code == 0, result.error
+    page = (report / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('<section id="sec-sage-ranks">') :]
+    cells = re.findall(r"<td>(.*?)</td>", section.split("</table>")[0])
+    assert cells[0::5] == ["example-warm", "example-curt"]
+    assert cells[2::5] == ["1", "2"] and cells[3::5] == ["50.0", "100.0"]
+    assert cells[4::5] == ["2", "1"] and "correlation - over 2 models" in section

@@ -21,7 +21,15 @@ from empathos.records import load_records
 from empathos.sage.rules import rank_correlation
 from empathos.scoring.leaderboard import leaderboard
 
-__all__ = ["SideBySide", "empa_scores", "match_name", "sage_scores", "side_by_side"]
+__all__ = [
+    "SideBySide",
+    "empa_scores",
+    "match_name",
+    "ranks_html",
+    "report_section",
+    "sage_scores",
+    "side_by_side",
+]
 
 
 def match_name(name: str) -> str:
@@ -87,3 +95,33 @@ def sage_scores(paths: Sequence[Path]) -> dict[str, float]:
             if row["score"] is not None:
                 out[row["model"]] = float(row["score"])
     return out
+
+
+def ranks_html(view: SideBySide) -> str:
+    """The report's section "EMPA beside SAGE" (the table of :func:`side_by_side`)."""
+    import html
+
+    head = "".join(f"<th>{h}</th>" for h in ("model", "EPM-Q", "EMPA rank", "SAGE score",
+                                             "SAGE rank"))  # fmt: skip
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in
+                         (m, f"{e:.2f}", f"{er:g}", f"{s:.1f}", f"{sr:g}")) + "</tr>"
+        for m, e, er, s, sr in view.rows
+    )  # fmt: skip
+    rho = "-" if view.rho is None else f"{view.rho:+.3f}"
+    return (
+        '<section id="sec-sage-ranks"><h2>EMPA beside SAGE</h2>'
+        f'<table id="sage-ranks"><tr>{head}</tr>{rows}</table>'
+        f'<p class="note">Models run on both, ranked among themselves by EMPA\'s EPM-Q and by '
+        f"SAGE's score; Spearman's rank correlation {rho} over {len(view.rows)} models (none "
+        'under 3). See docs/bench.md, "SAGE".</p></section>'
+    )
+
+
+def report_section(empa_paths: Sequence[Path], sage_dirs: Sequence[Path], preset: str) -> str:
+    """The section for a report given EMPA runs and SAGE run directories ('' when no model
+    is on both)."""
+    if not empa_paths or not sage_dirs:
+        return ""
+    view = side_by_side(empa_scores(empa_paths, preset), sage_scores(sage_dirs))
+    return ranks_html(view) if view.rows else ""
