@@ -11,6 +11,9 @@ director, judge, EPM termination): only the reward changes.
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
+
 from empathos.errors import ModelCallError
 from empathos.llm import ChatModel, Message, record_of
 from empathos.records import ModelCallRecord
@@ -25,6 +28,11 @@ from empathos.sage.rules import (
 from empathos.scenarios import Scenario
 
 __all__ = ["EmotionSource", "sage_profile"]
+
+
+@cache
+def _prompts(sage_data: str) -> SimulatorPrompts:
+    return read_sage(Path(sage_data)).prompts
 
 
 def sage_profile(scenario: Scenario) -> dict[str, str]:
@@ -48,10 +56,9 @@ class EmotionSource:
 
     @classmethod
     def from_copy(cls, sage_data: str, model: ChatModel) -> EmotionSource:
-        """The source with the prompts of the user's copy of SAGE at ``sage_data``."""
-        from pathlib import Path
-
-        return cls(read_sage(Path(sage_data)).prompts, model)
+        """The source with the prompts of the user's copy of SAGE at ``sage_data`` (read once
+        per process and path)."""
+        return cls(_prompts(sage_data), model)
 
     def reset(self) -> None:
         """A new dialogue starts at emotion 40."""
