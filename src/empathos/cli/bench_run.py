@@ -177,8 +177,9 @@ def summary_tables(s: BenchSummary) -> list[Table]:
         main.add_row(m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}", str(m.n))
     tables = [main]
     if s.own is not None:
-        main.caption = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
-                                 for k, v in s.own.items())  # fmt: skip
+        shown = {k: "-" if v is None else f"{v:g}" if isinstance(v, float) else v
+                 for k, v in s.own.items()}  # fmt: skip
+        main.caption = ", ".join(f"{k} {v}" for k, v in shown.items())
     if s.eqbench is not None:
         main.caption = (
             f"parse rate {s.eqbench.parseable}/{s.eqbench.total}; revised "
