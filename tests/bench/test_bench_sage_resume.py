@@ -75,7 +75,7 @@ def test_sigterm_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
                 proc.kill()
         assert proc.returncode == 143, stderr
         assert "Traceback" not in stderr, stderr
-        assert "3 item(s) finished in this session are kept" in stderr, stderr
+        assert "interrupted (SIGTERM): 3 item(s) finished in this session are kept" in stderr
         manifest = json.loads((out / "manifest.json").read_text())
         assert [s["status"] for s in manifest["sessions"]] == ["interrupted"]
         partial = (out / "sage" / "tested_result.jsonl").read_text(encoding="utf-8")

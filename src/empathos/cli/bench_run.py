@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -90,8 +91,12 @@ def _config(name: BenchName, opts: dict[str, Any]) -> Any:
     return config
 
 
-def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opts: Any) -> int:
-    """Run one benchmark; print its numbers; the exit code (1: some items are errors)."""
+def run_bench(
+    name: BenchName, data: Path, limit: int | None, force: bool,
+    interrupted_by: Callable[[], str] = lambda: "Ctrl-C", **opts: Any,
+) -> int:  # fmt: skip
+    """Run one benchmark; print its numbers; the exit code (1: some items are errors).
+    ``interrupted_by`` names what stopped a run that was interrupted."""
     from empathos.bench.campaign import bench_usage, execute_bench, prepare_bench
     from empathos.report.tables import usage_line
     from empathos.run.drive import drive_session
@@ -121,8 +126,8 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
         )
     except KeyboardInterrupt:
         err.print(
-            f"interrupted (Ctrl-C): {len(prepared.outcome.rows)} item(s) finished in this "
-            f"session are kept in {config.out}; run the same command to resume",
+            f"interrupted ({interrupted_by()}): {len(prepared.outcome.rows)} item(s) finished in "
+            f"this session are kept in {config.out}; run the same command to resume",
             markup=False,
         )
         raise typer.Exit(130) from None

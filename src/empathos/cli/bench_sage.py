@@ -103,7 +103,8 @@ def sage_cmd(
         )
     with sigterm_as_sigint() as terminated:
         try:
-            code = run_bench("sage", data, limit, force, **opts)
+            by = lambda: "SIGTERM" if terminated[0] else "Ctrl-C"  # noqa: E731
+            code = run_bench("sage", data, limit, force, interrupted_by=by, **opts)
         except typer.Exit as stop:
             _write_results(opts)
             term = terminated[0] and stop.exit_code == 130
