@@ -16,7 +16,7 @@ if [ -z "${EMPATHOS_EMPA_SAMPLE:-}" ] && [ -d ../shared/data/empa-official-sampl
   export EMPATHOS_EMPA_SAMPLE
 fi
 # The other benchmarks' samples (MIT; read through a path, never copied; docs/bench.md).
-for pair in EMOBENCH:emobench-sample EQBENCH_V2:eqbench-v2-sample EQBENCH3:eqbench3-sample; do
+for pair in EMOBENCH:emobench-sample EQBENCH_V2:eqbench-v2-sample EQBENCH3:eqbench3-sample SAGE:sage-sample; do
   var="EMPATHOS_${pair%%:*}_SAMPLE" dir="../shared/data/${pair#*:}"
   if [ -z "${!var:-}" ] && [ -d "$dir" ]; then
     export "$var=$(cd "$dir" && pwd)"

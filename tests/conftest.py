@@ -2,7 +2,7 @@
 
 The published EMPA sample is read through EMPATHOS_EMPA_SAMPLE (set by .ci/run); the other
 benchmarks' samples through EMPATHOS_EMOBENCH_SAMPLE, EMPATHOS_EQBENCH_V2_SAMPLE and
-EMPATHOS_EQBENCH3_SAMPLE (set by scripts/test.sh from ../shared/data)."""
+EMPATHOS_EQBENCH3_SAMPLE and EMPATHOS_SAGE_SAMPLE (set by scripts/test.sh from ../shared/data)."""
 
 from __future__ import annotations
 
@@ -55,3 +55,10 @@ def eqbench_v2_sample() -> Path:
 def eqbench3_sample() -> Path:
     """Path of the EQ-Bench 3 sample (its data/ text files); skips when absent."""
     return _sample("EMPATHOS_EQBENCH3_SAMPLE", "data/scenario_prompts.txt")
+
+
+@pytest.fixture(scope="session")
+def sage_sample() -> Path:
+    """Path of the SAGE sample (its SAGE/ folder: code, profiles, two result files); skips
+    when absent."""
+    return _sample("EMPATHOS_SAGE_SAMPLE", "simulator_response.py")

@@ -23,6 +23,7 @@ from empathos.bench.eqbench3_files import read_eqbench3
 from empathos.bench.eqbench_files import find_questions, read_questions
 from empathos.bench.play import BenchCase, Roles, play_eqbench, play_eqbench3
 from empathos.bench.play_emo import play_emobench
+from empathos.bench.protocol import benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
 from empathos.errors import ConfigError, RecordError
 from empathos.llm import ModelClient, ResponseCache
@@ -92,6 +93,9 @@ def bench_cases(
 ) -> tuple[list[BenchCase], list[Path]]:
     """Every item of the benchmark at ``data`` as a case (run by ``protocol``, default the
     benchmark's first), and the files they were read from."""
+    registered = benchmark(name)
+    if registered is not None:
+        return registered.cases(data)
     protocol = protocol or PROTOCOLS[name][0]
     if name == "emobench":
         emo = read_emobench(data, paper=protocol == "paper")
@@ -148,7 +152,10 @@ def _fingerprint(
     parts: dict[str, object] = {"bench": name}
     if protocol:  # a run's items are all of one protocol
         parts["protocol"] = protocol
-    used = ("model_under_test", "judge") if name == "eqbench3" else ("model_under_test",)
+    used: tuple[str, ...] = (
+        ("model_under_test", "judge") if name == "eqbench3" else ("model_under_test",)
+    )
+    used = registered.roles if (registered := benchmark(name)) is not None else used
     for role in used:
         ep = config.role(role)
         parts[f"roles.{role}"] = {"kind": ep.kind, "model": ep.model, "sampling": ep.sampling()}
@@ -194,6 +201,13 @@ def _roles(
 ) -> tuple[Roles, list[ModelClient]]:
     tested_ep = priced(config, "model_under_test")
     tested = build_role_model(tested_ep, "tested", cache, name="model_under_test")
+    if name == "sage":  # the simulated user plays on the user role's endpoint
+        sim_ep = priced(config, "user")
+        sim = build_role_model(sim_ep, "user", cache, name="user")
+        return Roles(tested, tested_ep.model, simulator=sim, simulator_label=sim_ep.model), [
+            tested,
+            sim,
+        ]
     if name != "eqbench3":
         return Roles(tested, tested_ep.model), [tested]
     judge_ep = priced(config, "judge")
@@ -219,7 +233,7 @@ def prepare_bench(
         unreadable = run_dir.reconcile()
         plan = plan_jobs(cases, 1, run_dir, retry_errors=config.retry_errors)
         cache = None
-        if any(config.role(r).cache for r in ("model_under_test", "judge")):
+        if any(config.role(r).cache for r in ("model_under_test", "judge", "user")):
             cache = ResponseCache(config.cache_path or out / "cache.sqlite")
         roles, clients = _roles(name, config, cache)
         manifest = _manifest(name, config, data, files, cases, fingerprint, read_manifest(out))

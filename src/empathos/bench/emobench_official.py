@@ -37,8 +37,12 @@ from empathos.bench.emobench import EmoItem, EmoPrompts, parse_answers
 __all__ = [
     "LETTERS",
     "OFFICIAL_TEMPERATURE",
+    "answer_block",
+    "fill",
     "is_qwen",
+    "item_strict_answers",
     "lenient_only",
+    "lettered",
     "official_messages",
     "official_system",
     "official_user",

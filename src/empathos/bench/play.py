@@ -70,12 +70,15 @@ class BenchCase:
 
 @dataclass(frozen=True)
 class Roles:
-    """The role models of a bench run; the judge only for EQ-Bench 3."""
+    """The role models of a bench run; the judge only for EQ-Bench 3, the simulated user
+    only for SAGE."""
 
     tested: ChatModel
     label: str
     judge: ChatModel | None = None
     judge_label: str = ""
+    simulator: ChatModel | None = None
+    simulator_label: str = ""
 
 
 @dataclass

@@ -24,7 +24,7 @@ from empathos.run.rundir import DialogueKey, IndexRow
 __all__ = ["BENCH_SCHEMA_VERSION", "BenchItemRecord", "BenchName", "ChatTurn", "JudgeRating"]
 
 BENCH_SCHEMA_VERSION = 1
-BenchName = Literal["emobench", "eqbench", "eqbench3"]
+BenchName = Literal["emobench", "eqbench", "eqbench3", "sage"]
 
 
 class _Model(BaseModel):
@@ -82,6 +82,9 @@ class BenchItemRecord(_Model):
         description="The protocol's own record: EQ-Bench attempts and their temperatures; "
         "EmoBench 'lenient_only' (answers only the lenient diagnostic parser could read) and, "
         "for the paper protocol, each choice order and its votes.",
+    )
+    sage: dict[str, Any] | None = Field(
+        None, description="SAGE: the dialogue in SAGE's own result layout (emo_point, history)."
     )
     unparseable: bool = Field(False, description="The answer could not be parsed.")
     scores: dict[str, float] = Field(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from empathos.bench.campaign import read_item
 from empathos.bench.emobench import TASKS, Accuracy, Scored, accuracy_table
 from empathos.bench.eqbench import EqbenchScore, ItemResult, Ratings, eqbench_score
 from empathos.bench.eqbench3 import rubric_score
+from empathos.bench.protocol import benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
 from empathos.errors import RecordError
 from empathos.run.manifest import read_manifest
@@ -95,6 +97,8 @@ class BenchSummary:
     protocol: str | None = None
     lenient_only: int | None = None
     """EmoBench: answers only the lenient diagnostic reader could read (never scored)."""
+    own: dict[str, Any] | None = None
+    """A registered benchmark's own numbers (:meth:`Benchmark.summary`)."""
 
 
 def _interval(values: Sequence[float], scale: float = 1.0) -> tuple[float | None, float | None]:
@@ -123,10 +127,14 @@ def item_values(records: Sequence[BenchItemRecord], name: BenchName) -> dict[str
     eq_key = "first_pass"
     if name == "eqbench" and _eq_result(records).uses_revised:
         eq_key = "revised"
+    registered = benchmark(name)
     for r in records:
         if r.status != "done":
             continue
-        if name == "emobench":
+        if registered is not None:
+            for measure, v in registered.item_values(r).items():
+                out.setdefault(measure, {})[r.item_id] = v
+        elif name == "emobench":
             for task, v in r.scores.items():
                 out.setdefault(task, {})[f"{r.item_id}"] = 100.0 * v
         elif name == "eqbench" and eq_key in r.scores:
@@ -159,8 +167,11 @@ def summarise(bench: BenchDir) -> BenchSummary:
     done = [r for r in recs if r.status == "done"]
     errors, unparseable = len(recs) - len(done), sum(r.unparseable for r in done)
     measures = _measures(item_values(recs, bench.name))
-    emo = eq = criteria = None
-    if bench.name == "emobench":
+    emo = eq = criteria = own = None
+    registered = benchmark(bench.name)
+    if registered is not None:
+        own = registered.summary(recs)
+    elif bench.name == "emobench":
         order = {t: i for i, t in enumerate(TASKS)}
         measures.sort(key=lambda m: order.get(m.name, 99))
         emo = accuracy_table(_emobench_rows(recs))
@@ -181,7 +192,7 @@ def summarise(bench: BenchDir) -> BenchSummary:
         lenient = sum(int((r.detail or {}).get("lenient_only", 0)) for r in done)
     return BenchSummary(
         bench.name, bench.model, len(recs), errors, unparseable, measures, emo, eq, criteria,
-        bench.protocol, lenient,
+        bench.protocol, lenient, own,
     )  # fmt: skip
 
 

@@ -1,11 +1,12 @@
-"""`empathos bench`: EmoBench, EQ-Bench (v2) and EQ-Bench 3 on any endpoint (docs/bench.md)."""
+"""`empathos bench`: EmoBench, EQ-Bench (v2), EQ-Bench 3 and SAGE on any endpoint
+(docs/bench.md)."""
 
 from __future__ import annotations
 
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -39,6 +40,7 @@ from empathos.cli.bench_run import (
     print_bench_dirs,
     run_bench,
 )
+from empathos.cli.bench_sage import sage_app
 from empathos.errors import ConfigError, InputError
 
 __all__ = [
@@ -71,7 +73,7 @@ eqbench_app = typer.Typer(
 )
 
 
-def _run(name: BenchName, data: Path, limit: int | None, force: bool, **opts: object) -> None:
+def _run(name: BenchName, data: Path, limit: int | None, force: bool, **opts: Any) -> None:
     code = run_bench(name, data, limit, force, **opts)
     if code:
         raise typer.Exit(code)
@@ -114,6 +116,7 @@ def eqbench_cmd(
 
 
 app.add_typer(eqbench_app, name="eqbench")
+app.add_typer(sage_app, name="sage")
 
 
 @app.command("eqbench3")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -105,8 +106,12 @@ def _config(name: BenchName, opts: dict[str, Any]) -> Any:
     return config
 
 
-def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opts: Any) -> int:
-    """Run one benchmark; print its numbers; the exit code (1: some items are errors)."""
+def run_bench(
+    name: BenchName, data: Path, limit: int | None, force: bool,
+    interrupted_by: Callable[[], str] = lambda: "Ctrl-C", **opts: Any,
+) -> int:  # fmt: skip
+    """Run one benchmark; print its numbers; the exit code (1: some items are errors).
+    ``interrupted_by`` names what stopped a run that was interrupted."""
     from empathos.bench.campaign import bench_usage, execute_bench, prepare_bench
     from empathos.report.tables import usage_line
     from empathos.run.drive import drive_session
@@ -140,8 +145,8 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
         )
     except KeyboardInterrupt:
         err.print(
-            f"interrupted (Ctrl-C): {len(prepared.outcome.rows)} item(s) finished in this "
-            f"session are kept in {config.out}; run the same command to resume",
+            f"interrupted ({interrupted_by()}): {len(prepared.outcome.rows)} item(s) finished in "
+            f"this session are kept in {config.out}; run the same command to resume",
             markup=False,
         )
         raise typer.Exit(130) from None
@@ -189,6 +194,8 @@ def summary_json(s: BenchSummary) -> dict[str, Any]:
         out["criteria"] = s.criteria
     if s.lenient_only is not None:
         out["lenient_only"] = s.lenient_only
+    if s.own is not None:  # a registered benchmark's own numbers (SAGE's Sentient numbers)
+        out[s.name] = s.own
     return out
 
 
@@ -205,6 +212,10 @@ def summary_tables(s: BenchSummary) -> list[Table]:
     for m in s.measures:
         main.add_row(m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}", str(m.n))
     tables = [main]
+    if s.own is not None:
+        shown = {k: "-" if v is None else f"{v:g}" if isinstance(v, float) else v
+                 for k, v in s.own.items()}  # fmt: skip
+        main.caption = ", ".join(f"{k} {v}" for k, v in shown.items())
     if s.eqbench is not None:
         eq = s.eqbench
         main.caption = (
@@ -322,6 +333,7 @@ def bench_section_html(paths: list[Path]) -> str:
         '<section id="sec-bench"><h2>Other benchmarks (empathos bench)</h2>'
         f'<table id="bench"><tr>{head}</tr>{"".join(rows)}</table>'
         '<p class="note">EmoBench: accuracy (%) per task; EQ-Bench: the v2 score (0-100); '
-        "EQ-Bench 3: the rubric score (0-100). Intervals: bootstrap over items; errors (endpoint "
+        "EQ-Bench 3: the rubric score (0-100); SAGE: the mean final emotion (0-100). "
+        "Intervals: bootstrap over items; errors (endpoint "
         "failures) are left out. See docs/bench.md.</p></section>"
     )

@@ -60,6 +60,15 @@ def _labels(
     return labels
 
 
+def _sage_ranks(paths: list[Path], benches: list[Path], preset: str) -> str:
+    """EMPA beside SAGE when the report has both (docs/bench.md, "SAGE")."""
+    from empathos.bench.sage_ranks import report_section
+    from empathos.run.manifest import read_manifest
+
+    sage = [b for b in benches if (m := read_manifest(b)) and m.bench and m.bench.name == "sage"]
+    return report_section(paths, sage, preset)
+
+
 def _report(
     paths: list[Path],
     out: Path,
@@ -75,6 +84,8 @@ def _report(
     records, errors = _load(paths, err) if paths else ([], [])
     config = EPMConfig.preset(preset.value)
     sections = [pairwise_html(read_ratings(pairwise))] if pairwise is not None else []
+    ranks = _sage_ranks(paths, benches, preset.value) if benches and records else ""
+    sections += [ranks] if ranks else []
     data = write_report(
         records, out, config=config, labels=_labels(paths, scenarios, records, err),
         preset=preset.value, figures=figures, label_by=label.value,

@@ -112,7 +112,7 @@ class RejudgeInfo(_Model):
 class BenchInfo(_Model):
     """What an ``empathos bench`` directory ran: the benchmark and the user's copy of it."""
 
-    name: Literal["emobench", "eqbench", "eqbench3"] = Field(description="The benchmark.")
+    name: Literal["emobench", "eqbench", "eqbench3", "sage"] = Field(description="The benchmark.")
     data: str = Field(description="The user's copy it read (--data).")
     files: dict[str, str] = Field(
         description="Each file it read (path relative to --data) -> sha256 of its content."

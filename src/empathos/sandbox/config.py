@@ -14,7 +14,7 @@ from empathos.llm import ChatModel
 __all__ = ["DirectorMode", "RewardKind", "Roles", "SandboxConfig", "model_name"]
 
 DirectorMode = Literal["model", "rules"]
-RewardKind = Literal["distance", "delta_e"]
+RewardKind = Literal["distance", "delta_e", "sage_emotion", "sage_outcome"]
 
 
 class SandboxConfig(BaseModel):
@@ -52,8 +52,15 @@ class SandboxConfig(BaseModel):
     )
     reward: RewardKind = Field(
         default="distance",
-        description="Environment reward: 'distance' (decrease of the half-space distance) "
-        "or 'delta_e' (the energy increment).",
+        description="Environment reward: 'distance' (decrease of the half-space distance), "
+        "'delta_e' (the energy increment), or SAGE's emotion (sage_data needed): "
+        "'sage_emotion' (its change / 100 since the last evaluation) or 'sage_outcome' (the "
+        "final emotion / 100 when the dialogue ends, 0 before).",
+    )
+    sage_data: str | None = Field(
+        default=None,
+        description="Your copy of SAGE (a clone of Tencent/digitalhuman or its SAGE folder), "
+        "for the sage_* rewards: its analyser prompt asks the user role for the change.",
     )
     reveal_every: int = Field(
         default=3, ge=1, description="Rule-based director: release the next stage every N turns."
@@ -75,6 +82,12 @@ class SandboxConfig(BaseModel):
         default=True,
         description="Turn 1's user line is the persona's chat topic verbatim (no model call).",
     )
+
+    def model_post_init(self, context: object, /) -> None:
+        """A SAGE reward needs the user's copy of SAGE."""
+        if self.reward.startswith("sage_") and not self.sage_data:
+            raise ConfigError(f"reward {self.reward} needs sage_data (your copy of SAGE)",
+                              field="sandbox.sage_data")  # fmt: skip
 
     def epm(self) -> EPMConfig:
         """The effective EPM configuration: the preset with this config's overrides."""

@@ -43,6 +43,7 @@ from empathos.sandbox.agents import (
     clip,
 )
 from empathos.sandbox.config import Roles, SandboxConfig
+from empathos.sandbox.emotion import EmotionSource
 from empathos.sandbox.events import DialogueObserver, TurnEvent
 from empathos.sandbox.state import (
     DialogueState,
@@ -120,6 +121,11 @@ class EmpathyEnv:
         self.judge = JudgeAgent(roles.judge)
         director = roles.director if self.config.director == "model" else None
         self.director = DirectorAgent(director, reveal_every=self.config.reveal_every)
+        self.emotion = (  # SAGE's emotion as the reward source (sandbox/emotion.py)
+            EmotionSource.from_copy(self.config.sage_data, roles.user)
+            if self.config.reward.startswith("sage_") and self.config.sage_data
+            else None
+        )
         self.system_prompt: RenderedPrompt | None = None
         self._state: DialogueState | None = None
         self._last_eval = 0
@@ -154,6 +160,8 @@ class EmpathyEnv:
         style = prompt_style_of(self.roles.tested) if self.roles.tested is not None else "full"
         self.system_prompt = model_under_test_prompt(self.config.system_prompt, language, style)
         self._seed, self._last_eval, self._seen_calls = seed, 0, 0
+        if self.emotion is not None:
+            self.emotion.reset()
         self._started = datetime.now(UTC).isoformat()
         state = DialogueState(scenario=scenario, language=language, epm_config=self.epm_config)
         iedr, state = await initial_deficit(self.judge, state)
@@ -277,6 +285,8 @@ class EmpathyEnv:
         self._state = state
         self._emit()
         info = info.model_copy(update={"packet": packet, "termination": state.termination})
+        if self.config.reward == "sage_outcome" and self.emotion is not None and info.reward_valid:
+            reward = self.emotion.emotion / 100.0 if self.done else 0.0
         return self._result(reward, info)
 
     async def _evaluate(
@@ -299,7 +309,27 @@ class EmpathyEnv:
             }
         )
         reward = self._reward(before, current_epm(state)) if scored else math.nan
+        if self.emotion is not None:
+            return await self._emotion_reward(state, info)
         return state, reward, info
+
+    async def _emotion_reward(
+        self, state: DialogueState, info: StepInfo
+    ) -> tuple[DialogueState, float, StepInfo]:
+        """SAGE's emotion change since the last evaluation (/ 100) as the reward; NaN when the
+        analyser gave none (sage_outcome: set once the dialogue's end is known)."""
+        assert self.emotion is not None
+        before = self.emotion.emotion
+        turns = [(t.user, t.assistant) for t in state.turns]
+        change, call = await self.emotion.step(state.scenario, turns, state.turn)
+        if call is not None:
+            state = state.with_call(call)
+        if change is None:
+            why = "SAGE's analyser gave no emotion change"
+            info = info.model_copy(update={"reward_valid": False, "unscored_reason": why})
+            return state, math.nan, info
+        info = info.model_copy(update={"reward_valid": True})
+        return state, (self.emotion.emotion - before) / 100.0, info
 
     def _judge_gave_up(self, state: DialogueState) -> Termination | None:
         """``error`` once the last ``judge_failures_limit`` evaluations were all unscored:

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 KLMode = Literal["none", "loss", "reward"]
-RewardName = Literal["distance", "delta_e", "potential"]
+RewardName = Literal["distance", "delta_e", "potential", "sage_emotion", "sage_outcome"]
 
 
 class LoraConfig(BaseModel):
@@ -79,7 +79,12 @@ class RolloutSettings(BaseModel):
     system_prompt: str = Field("default", description="'default', 'none' or a text file path.")
     director_mode: Literal["model", "rules"] = Field("rules", description="Director mode.")
     epm_preset: Literal["reference", "paper"] = Field("reference", description="EPM preset.")
-    reward: RewardName = Field("distance", description="Per-turn reward from the EPM.")
+    reward: RewardName = Field(
+        "distance",
+        description="Per-turn reward: from the EPM (distance, delta_e, potential) or SAGE's "
+        "emotion (sage_emotion: its change per turn; sage_outcome: the final emotion).",
+    )
+    sage_data: str | None = Field(None, description="Your copy of SAGE, for the sage_* rewards.")
 
 
 class EvalSettings(BaseModel):

@@ -56,6 +56,7 @@ class Dialogue:
     norm: list[float] = field(default_factory=list)  # ||P_t||, T + 1 points
     delta_e: list[float] = field(default_factory=list)  # T entries (0 when unscored)
     valid: list[bool] = field(default_factory=list)  # T entries
+    env_reward: list[float] = field(default_factory=list)  # T entries: the sandbox's reward
     record: DialogueRecord | None = None
 
     @property
@@ -113,7 +114,7 @@ async def collect(
             dlg.turns.append(TurnSample(gen.prompt_ids, gen.token_ids, gen.logprobs, gen.text))
             info = step.info
             scored = bool(info.evaluated and info.scored)
-            dlg.valid.append(scored and info.reward_valid and not math.isnan(step.reward))
+            dlg.valid.append(info.evaluated and info.reward_valid and not math.isnan(step.reward))
             after = info.packet
             last_d = dlg.distance[-1] if dlg.distance else math.nan
             last_n = dlg.norm[-1] if dlg.norm else math.nan
@@ -121,6 +122,7 @@ async def collect(
             dlg.norm.append(after.p_norm if after is not None else last_n)
             de = after.delta_E if after is not None and scored else None
             dlg.delta_e.append(float(de) if de is not None else 0.0)
+            dlg.env_reward.append(float(step.reward))
     for env, dlg in zip(envs, dialogues, strict=True):
         dlg.record = env.record()
     return dialogues
@@ -138,6 +140,7 @@ def turn_arrays(
     dist = np.full((b, t + 1), np.nan)
     norm = np.full((b, t + 1), np.nan)
     de = np.zeros((b, t))
+    env = np.full((b, t), np.nan)
     valid = np.zeros((b, t), dtype=bool)
     mask = np.zeros((b, t), dtype=bool)
     for i, d in enumerate(dialogues):
@@ -148,7 +151,10 @@ def turn_arrays(
             dist[i, : n + 1] = d.distance[: n + 1]
             norm[i, : n + 1] = d.norm[: n + 1]
         de[i, :n] = d.delta_e[:n]
-    if reward == "delta_e":
+        env[i, : len(d.env_reward[:n])] = d.env_reward[:n]
+    if reward.startswith("sage_"):  # SAGE's emotion: the sandbox computed it (sandbox/emotion.py)
+        rewards = np.where(valid, env, np.nan)
+    elif reward == "delta_e":
         rewards = delta_e_rewards(de, valid)
     elif reward == "potential":
         rewards = potential_rewards(norm, valid)

@@ -82,7 +82,8 @@ def sandbox_config(config: TrainConfig, *, max_turns: int | None = None) -> Sand
         eval_every=1,
         system_prompt=r.system_prompt,
         director=r.director_mode,
-        reward="delta_e" if r.reward == "delta_e" else "distance",
+        reward=r.reward if r.reward in ("delta_e", "sage_emotion", "sage_outcome") else "distance",
+        sage_data=r.sage_data,
     )
 
 
