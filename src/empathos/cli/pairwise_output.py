@@ -38,11 +38,11 @@ def _bound(x: float | None, side: str) -> str:
 def _rating_cells(r: dict[str, Any]) -> str:
     """The rating and its interval, or why there is none."""
     if not r.get("identified", True):
-        return f"{'--':>7} {'not identified: ' + str(r['note']):<34}"
+        return f"{'--':>7} {'not identified: ' + str(r['note']):<42}"
     if r.get("anchor"):
-        return f"{r['elo']:>7.0f} {'(anchor)':<34}"
+        return f"{r['elo']:>7.0f} {'(anchor)':<42}"
     interval = f"{_bound(r['elo_lower'], '-')}..{_bound(r['elo_upper'], '+')}"
-    return f"{r['elo']:>7.0f} {interval:<34}"
+    return f"{r['elo']:>7.0f} {interval:<42}"
 
 
 def _matrix(result: dict[str, Any]) -> list[str]:
@@ -84,7 +84,7 @@ def _table(result: dict[str, Any]) -> str:
         f"pairwise ratings ({result['aspect']}; judge {result['judge']}; {result['pairs']} pairs "
         f"over {result['scenarios']} scenarios; both orders; interval: {what})"
     ]
-    lines.append(f"{'model':<32} {'rating':>7} {'interval':<34} {'pairs':>6} {'win rate':>8}")
+    lines.append(f"{'model':<32} {'rating':>7} {'interval':<42} {'pairs':>6} {'win rate':>8}")
     for r in result["ratings"]:
         rate = "" if r["win_rate"] is None else f"{r['win_rate']:>8.0%}"
         held = "  (leaderboard, held)" if r.get("fixed") else ""

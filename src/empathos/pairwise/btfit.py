@@ -22,7 +22,7 @@ __all__ = ["ALPHA", "default_anchor", "identification", "solve"]
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 #: The ridge of every fit (per model, on the logit scale; see the module docstring).
-ALPHA = 1e-4
+ALPHA = 1e-6
 
 
 def _collapse(ia: I64, ib: I64, y: F64, w: F64, m: int) -> tuple[I64, I64, F64, F64]:

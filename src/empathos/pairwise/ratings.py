@@ -188,15 +188,17 @@ def bounds(draws: F64) -> tuple[F64, F64]:
 
 def status_note(status: float, wins: F64, counts: F64, i: int) -> str | None:
     """Why model i is not identified (None: it is)."""
-    if counts[i].sum() == 0:
-        return "no comparisons"
     if status == 0.0:
         return None
+    if counts[i].sum() == 0:
+        return "no comparisons"
+    if wins[:, i].sum() == 0:
+        return "won every comparison"
+    if wins[i].sum() == 0:
+        return "lost every comparison"
     if status == 1.0:
-        return "won every comparison" if wins[:, i].sum() == 0 else "separated above the anchor"
-    if status == -1.0:
-        return "lost every comparison" if wins[i].sum() == 0 else "separated below the anchor"
-    return "no comparison links it to the anchor"
+        return "separated above the anchor"
+    return "separated below the anchor" if status == -1.0 else "not linked to the anchor"
 
 
 def _relative(s: F64, st: F64, a: int) -> F64:

@@ -68,11 +68,11 @@ def _num(x: float) -> float | None:
 
 def _rank(row: dict[str, Any]) -> tuple[int, float]:
     """Rows strongest first: separated above, the identified by rating, below, unlinked."""
-    place = {"won every comparison": 0, "separated above the anchor": 0}
+    above = {"won every comparison", "separated above the anchor"}
     below = {"lost every comparison", "separated below the anchor"}
     if row["identified"]:
         return (1, -(row["strength"] or 0.0))
-    if row["note"] in place:
+    if row["note"] in above:
         return (0, 0.0)
     return (2, 0.0) if row["note"] in below else (3, 0.0)
 
