@@ -14,6 +14,7 @@ from pairwise_helpers import JudgeServer, empathos, judge_flags, write_run
 from empathos.cli.pairwise_output import format_results
 from empathos.pairwise import Item, Judgement, Pick, summarize
 from empathos.pairwise.style import STYLE
+from empathos.report.pairwise import pairwise_html
 
 OPAQUE = "Custom-ep-20260224114647-4d99q"
 MARK = "<<listens>>"
@@ -89,6 +90,9 @@ def test_never_compared_and_separated_models_are_not_identified(tmp_path: Path) 
     assert rows["model-a (degraded)"]["elo"] is None
     assert rows["model-b"]["note"] == "won every comparison"
     assert "interval: 95% percentile bootstrap over scenarios" in table
+    section = pairwise_html(json.loads(as_json.stdout))  # the report says the same
+    assert "not identified: lost every comparison" in section and ">1000<" in section
+    assert "first position picked in 50.0% of orders" in section
 
 
 def test_the_first_position_rate_is_shown_beside_the_flip_rate(tmp_path: Path) -> None:

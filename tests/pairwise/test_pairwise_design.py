@@ -15,7 +15,7 @@ from scipy.optimize import minimize
 from empathos.pairwise.anchored import Held, board_scale, rate_anchored
 from empathos.pairwise.model import Item, TranscriptMessage
 from empathos.pairwise.outcomes import Outcome, Verdict, combine, first_position_rates
-from empathos.pairwise.ratings import ELO_SCALE, bounds, fit, rate
+from empathos.pairwise.ratings import ELO_SCALE, bounded, bounds, fit, rate
 from empathos.pairwise.style import style_of
 from empathos.pairwise.transcript import Truncation, seen_replies
 
@@ -193,3 +193,14 @@ def test_style_counts_what_the_judge_saw() -> None:
     chars, headers, lists, bold = style_of(seen)
     assert (chars, headers, lists, bold) == (2000.0, 1.0, 2.0, 1.0)
     assert style_of(reply)[1:] == (2.0, 3.0, 2.0)
+
+
+def test_selection_keeps_a_model_that_won_everything_within_reach() -> None:
+    """Selection's strengths: a model that won every pair so far sits one logit above the
+    best bounded one (the ridge alone would put it ~15 logits up, and selection would never
+    judge its pairs again)."""
+    outcomes = _outcomes(6, 6, {"m1": 0.3, "m2": 0.0})
+    outcomes += [Outcome(f"s{s}", 0, "m1", "top", "J", 0.0, 1.0) for s in range(3)]
+    s = bounded(outcomes, ["m1", "m2", "top"])
+    assert s[2] == pytest.approx(max(s[0], s[1]) + 1.0)
+    assert abs(fit(outcomes, ["m1", "m2", "top"]).strengths[2]) > 5.0

@@ -36,6 +36,7 @@ __all__ = [
     "Fit",
     "Ratings",
     "arrays_of",
+    "bounded",
     "bounds",
     "by_scenario_of",
     "elo",
@@ -149,6 +150,19 @@ def fit(outcomes: Sequence[Outcome], models: Sequence[str], style: Style | None 
     coefficients."""
     s, c = solve(*arrays_of(outcomes, models), len(models), _x(outcomes, style))
     return Fit(s, c if style is not None else None)
+
+
+def bounded(outcomes: Sequence[Outcome], models: Sequence[str]) -> F64:
+    """The fitted strengths with those the data do not bound replaced: one logit above the
+    highest bounded one when separated above, below the lowest when below, the mean when
+    unlinked (what selection needs: a finite guess, not the ridge's far-off value)."""
+    s = fit(outcomes, models).strengths
+    wins, _ = win_matrix(outcomes, models)
+    st = identification(wins, default_anchor(wins, models))
+    ok = s[st == 0.0]
+    out: F64 = np.where(st == 1.0, ok.max() + 1.0, np.where(st == -1.0, ok.min() - 1.0, s))
+    out[np.isnan(st)] = float(ok.mean())
+    return out
 
 
 def elo(strengths: F64, anchor: int, anchor_rating: float = 1000.0) -> F64:
