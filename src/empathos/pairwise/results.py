@@ -183,7 +183,7 @@ def _bradley_terry(
     held, theirs = _held(board)
     anchor = opts["anchor"] if opts["anchor"] in models else None
     scale = None
-    if held:
+    if held and any(m in held for m in models):  # else no verdict touches the board yet
         r, scale = rate_anchored(outcomes, models, held, theirs, n_boot=opts["n_boot"],
                                  seed=opts["seed"])  # fmt: skip
     else:
