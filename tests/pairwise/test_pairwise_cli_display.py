@@ -9,10 +9,19 @@ import json
 import shutil
 from pathlib import Path
 
-from pairwise_helpers import JudgeServer, empathos, judge_flags, write_run
+from pairwise_helpers import JudgeServer, empathos, eqbench_copy, judge_flags, write_run
+from test_pairwise_leaderboard import SCENARIOS, prefers_quality, write_board
 
 from empathos.cli.pairwise_output import format_results
-from empathos.pairwise import Item, Judgement, Pick, summarize
+from empathos.pairwise import (
+    Item,
+    Judgement,
+    Pick,
+    board_outcomes,
+    board_scale,
+    read_leaderboard,
+    summarize,
+)
 from empathos.pairwise.style import STYLE
 from empathos.report.pairwise import pairwise_html
 
@@ -140,3 +149,45 @@ def test_the_trueskill_table_says_its_interval_is_mu_plus_minus_sigma() -> None:
     table = format_results(result, "table")
     assert "interval: TrueSkill mu +- 1.96 sigma" in table.splitlines()[0]
     assert "bootstrap" not in table
+
+
+def test_a_new_model_on_the_leaderboard_scale_fitted_from_its_orders(tmp_path: Path) -> None:
+    """The Elo file holds orders with upsets, so the conversion from its ratings to logits
+    can be fitted: the board is held, `scale` is that fit (not the old fixed 0.0206), and the
+    new model, which beat the middle and lower models and lost to the top one, lands above
+    the middle one (near the top one: on so flat a scale, beating both lower models every
+    time outweighs losing to the top one) with an interval that carries the board's sigma."""
+    runs_file, elo_file = write_board(tmp_path / "board")
+    elo = json.loads(elo_file.read_text(encoding="utf-8"))
+
+    def order(test: str, other: str, won: bool, n: int) -> dict[str, object]:
+        pair = {"test_model": test, "neighbor_model": other, "iteration_index": "1"}
+        plus = (3, 1) if won else (1, 3)
+        return {"pair": pair, "scenario_id": str(1 + n % 3), "plus_for_test": plus[0],
+                "plus_for_other": plus[1]}  # fmt: skip
+
+    orders = [order("board-high", "board-low", n % 5 != 0, n) for n in range(10)]
+    orders += [order("board-mid", "board-low", n % 3 != 0, n) for n in range(9)]
+    orders += [order("board-high", "board-mid", n % 3 != 0, n) for n in range(9)]
+    elo["__metadata__"]["global_pairwise_comparisons"] = orders
+    elo_file.write_text(json.dumps(elo), encoding="utf-8")
+    new = write_run(tmp_path / "new", "newbie", list(SCENARIOS), lambda s, t: "mine quality:3")
+    with JudgeServer(lambda a, b: None, answer=prefers_quality) as server:
+        res = empathos(
+            "compare", "--pairwise", "--eqbench3", str(eqbench_copy(tmp_path / "eq3")), str(new),
+            "--leaderboard", str(runs_file), "--leaderboard-elo", str(elo_file),
+            "--out", str(tmp_path / "pw"), *judge_flags(server.url), "--format", "json",
+            "--bootstrap", "30",
+        )  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    result = json.loads(res.stdout)
+    board = read_leaderboard(runs_file, elo_file)
+    ratings = {m: b.elo for m, b in board.ratings.items()}
+    assert result["scale"] == board_scale(board_outcomes(board.comparisons), ratings)
+    assert 0.0 < result["scale"] < 0.015  # the old fixed conversion: 0.0206
+    rows = {r["model"]: r for r in result["ratings"]}
+    assert rows["board-mid"]["fixed"] and rows["board-mid"]["elo"] == 1200.0
+    new_row = rows["newbie"]
+    assert new_row["identified"] and 1200.0 < new_row["elo"] < 1600.0
+    assert new_row["elo_lower"] < new_row["elo"] < new_row["elo_upper"]
+    assert "leaderboard's uncertainty" in result["interval"]
