@@ -115,6 +115,9 @@ def test_resume_after_ctrl_c_judges_only_the_missing_orders(tmp_path: Path) -> N
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert len(judgements(out)) == 5  # what ended before Ctrl-C is kept
+    # the line every resumable command prints (empathos run, bench, rejudge)
+    assert f"interrupted (Ctrl-C): 5 judge call(s) in this session are kept in {out}" in err
+    assert "run the same command to resume" in err
     with JudgeServer(prefers_marker) as server:
         res = empathos(*args, *judge_flags(server.url))
         assert res.exit_code == 0, res.stderr

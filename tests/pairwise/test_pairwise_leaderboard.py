@@ -89,9 +89,12 @@ def _compare(tmp: Path, *extra: str, comparisons: bool = True) -> tuple[Any, Jud
     return res, server
 
 
-def test_the_new_model_lands_between_its_neighbours_on_the_leaderboard_scale(
+def test_opponents_nearest_first_and_a_board_whose_orders_cannot_fit_its_scale(
     tmp_path: Path,
 ) -> None:
+    """One judged order, won as the ratings say, cannot fit the conversion from ratings to
+    logits (the likelihood grows without bound): the board is not held, only its opponents
+    are used (tests/pairwise/test_pairwise_anchored.py places a model on a fitted scale)."""
     res, server = _compare(tmp_path, "--max-pairs", "4")
     assert res.exit_code == 0, res.stderr
     assert len(server.requests) == 8  # 4 pairs x 2 orders
@@ -107,10 +110,8 @@ def test_the_new_model_lands_between_its_neighbours_on_the_leaderboard_scale(
     opponents = Counter(next(m for m in pair[1:] if m != "newbie") for pair in pairs)
     assert opponents["board-mid"] == 3
     result = json.loads(res.stdout)
-    rows = {r["model"]: r for r in result["ratings"]}
-    assert rows["board-mid"]["elo"] == 1200.0 and rows["board-mid"]["fixed"]
-    assert rows["board-mid"]["elo_lower"] == 1180.0
-    assert 1200.0 < rows["newbie"]["elo"] < 1400.0 and not rows["newbie"]["fixed"]
+    assert result["scale"] is None and "not held" in result["leaderboard_note"]
+    assert not any(r["fixed"] for r in result["ratings"])
 
 
 def test_trueskill_with_the_leaderboard_orders(tmp_path: Path) -> None:

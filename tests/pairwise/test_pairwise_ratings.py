@@ -119,15 +119,17 @@ def test_elo_scale_is_anchored_on_the_named_model() -> None:
 
 
 def test_the_length_covariate_recovers_a_judge_that_favours_long_dialogues() -> None:
-    """Two equal models; the judge's preference follows only the log length ratio with
-    coefficient 1.5: the plain fit separates them, the length-controlled fit does not and
-    reports the coefficient."""
+    """Two equal models; the judge's preference follows only the length (its log ratio, with
+    coefficient 1.5): the plain fit separates them, the style-controlled fit does not and
+    reports a positive length coefficient (on the standardised normalised difference) and
+    none for the markdown it never saw."""
     rng = np.random.default_rng(11)
-    verdicts, lengths = [], {}
+    verdicts: list[Verdict] = []
+    lengths: dict[tuple[str, int, str], tuple[float, ...]] = {}
     for s in range(300):
         la, lb = rng.uniform(200, 2000), rng.uniform(200, 2000)
         lb *= 1.5  # "long" writes longer on average
-        lengths[(f"s{s}", 0, "long")], lengths[(f"s{s}", 0, "short")] = lb, la
+        lengths[(f"s{s}", 0, "long")], lengths[(f"s{s}", 0, "short")] = (lb, 0, 0, 0), (la, 0, 0, 0)
         p_long = 1.0 / (1.0 + math.exp(-1.5 * math.log(lb / la)))
         w = "long" if rng.random() < p_long else "short"
         for x, y in (("long", "short"), ("short", "long")):
@@ -137,7 +139,8 @@ def test_the_length_covariate_recovers_a_judge_that_favours_long_dialogues() -> 
     controlled = fit(outcomes, ["long", "short"], lengths)
     assert plain.strengths[0] - plain.strengths[1] > 0.3
     assert abs(controlled.strengths[0] - controlled.strengths[1]) < 0.25
-    assert controlled.length_coef == pytest.approx(1.5, abs=0.4)
+    assert controlled.length_coef is not None and controlled.length_coef > 0.3
+    assert controlled.coefs is not None and not np.any(controlled.coefs[1:])
 
 
 def test_selection_spends_the_budget_on_close_and_rarely_compared_pairs() -> None:

@@ -42,7 +42,7 @@ def test_the_report_shows_a_pairwise_section(tmp_path: Path) -> None:
     assert re.search(r"<td>b</td><td class='num'>\d+</td>", section)
     assert section.index("<td>b</td>") < section.index("<td>a</td>")  # b first: it won
     assert "pairwise-heatmap" in section and ">90%<" in section and ">10%<" in section
-    assert "Position flip rate: J: 20%" in section
+    assert "J: flip rate 20%, first position picked in 60.0% of orders" in section
 
 
 def test_compare_without_pairwise_takes_two_runs_and_pairwise_needs_a_judge(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from empathos.bench.record import BenchName
 from empathos.bench.summary import BenchDir, BenchSummary, compare_dirs, load_bench_dir, summarise
+from empathos.cli.run_console import interrupted_line
 from empathos.errors import ConfigError
 
 __all__ = [
@@ -144,11 +145,8 @@ def run_bench(
             prepared, partial(execute_bench, prepared), err, plan, before_close=usage
         )
     except KeyboardInterrupt:
-        err.print(
-            f"interrupted ({interrupted_by()}): {len(prepared.outcome.rows)} item(s) finished in "
-            f"this session are kept in {config.out}; run the same command to resume",
-            markup=False,
-        )
+        done = f"{len(prepared.outcome.rows)} item(s) finished"
+        err.print(interrupted_line(interrupted_by(), done, config.out), markup=False)
         raise typer.Exit(130) from None
     if prepared.usage is not None:
         err.print(usage_line(prepared.usage), markup=False)

@@ -7,25 +7,25 @@ profiles, builds the judge and prints the results (docs/pairwise.md).
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from empathos.bench.pairwise_items import bench_items
 from empathos.cli.bench_run import is_bench_dir
 from empathos.cli.pairwise_check import (
-    check_lines,
     check_result,
     degraded_items,
     is_check_pair,
 )
+from empathos.cli.pairwise_output import format_results
+from empathos.cli.run_console import interrupted_line
 from empathos.errors import ConfigError, RecordError
 from empathos.llm import ResponseCache, build_model
 from empathos.llm.roles import RoleEndpoint
@@ -49,11 +49,11 @@ from empathos.pairwise import (
     scenarios_of,
     summarize,
 )
-from empathos.pairwise.anchored import BOARD_SCALE
 from empathos.pairwise.board_solve import format_board, solve_board
-from empathos.pairwise.results import RATINGS_METHODS
+from empathos.pairwise.results import RATINGS_METHODS, board_strengths, style_table
 from empathos.prompts.blocks import condensed_profile
 from empathos.report.labels import find_scenario_sources
+from empathos.scoring.integrity import LabelBy, row_label
 from empathos.validate.config import load_judge
 
 __all__ = ["PairwiseOptions", "format_results", "pairwise_main", "run_pairwise"]
@@ -69,7 +69,8 @@ class PairwiseOptions:
     pairs_per_model: int | None = None
     anchor: str | None = None
     anchor_rating: float = 1000.0
-    length: bool = False
+    style: bool = False
+    label: LabelBy = "auto"
     aspect: str = "overall"
     bootstrap: int = 200
     seed: int = 0
@@ -126,7 +127,11 @@ def _load(
     """The items of ``paths``: ``empathos bench eqbench3`` directories read as such (their
     error records skipped, counted), everything else as ``load_items`` reads it."""
     benches = [p for p in paths if is_bench_dir(p)]
-    items, problems = load_items([p for p in paths if p not in benches])
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        raise ConfigError(f"no such file or directory: {missing[0]}", field="RUN")
+    name = partial(row_label, label_by=opts.label)
+    items, problems = load_items([p for p in paths if p not in benches], name)
     if benches:
         if opts.eqbench3 is None:
             raise ConfigError(
@@ -167,9 +172,10 @@ async def _judge_all(
     store: JudgementStore,
     concurrency: int,
     err: Console,
-) -> list[Judgement]:
-    """Judge ``orders`` with a progress bar; close the judge's client in the same event
-    loop, whatever happens."""
+    done: list[Judgement],
+) -> None:
+    """Judge ``orders`` with a progress bar, each judgement added to ``done`` as it ends;
+    close the judge's client in the same event loop, whatever happens."""
     bar = Progress(
         TextColumn("[bold]judge calls"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err, refresh_per_second=2, auto_refresh=err.is_terminal,
@@ -177,9 +183,12 @@ async def _judge_all(
     task = bar.add_task("pairwise", total=len(orders))
     try:
         with bar:
-            return await judge_orders(
-                orders, judge, store, concurrency, on_done=lambda _: bar.advance(task)
-            )
+
+            def one(j: Judgement) -> None:
+                done.append(j)
+                bar.advance(task)
+
+            await judge_orders(orders, judge, store, concurrency, on_done=one)
     finally:
         client = getattr(judge, "client", None)
         if client is not None:
@@ -206,8 +215,8 @@ def _check_flags(opts: PairwiseOptions) -> None:
         raise ConfigError("judges runs against their own copies: not with --leaderboard",
                           field="--degraded-check")  # fmt: skip
     scaled = opts.rating == "trueskill" or opts.leaderboard_elo is not None
-    if scaled and (opts.anchor is not None or opts.length):
-        flag = "--anchor" if opts.anchor is not None else "--length-covariate"
+    if scaled and (opts.anchor is not None or opts.style):
+        flag = "--anchor" if opts.anchor is not None else "--style-control"
         raise ConfigError(
             "not with --rating trueskill or --leaderboard-elo (their scale is the benchmark's)",
             field=flag,
@@ -242,7 +251,7 @@ def _plan_args(
         allow = is_check_pair
     elif board is not None:
         allow = _involves(new)
-    fixed = {m: r.elo * BOARD_SCALE for m, r in board.ratings.items()} if board else None
+    fixed = board_strengths(board) if board else None
     n_new = len(new) if board is not None else None
     return {"max_pairs": _budget(opts, n_models, n_new), "allow": allow, "fixed": fixed or None}
 
@@ -286,13 +295,17 @@ def run_pairwise(
         f"{against}",
         markup=False,
     )
+    done: list[Judgement] = []
     try:
-        new_judgements = asyncio.run(_judge_all(plan.orders, judge, store, opts.concurrency, err))
+        asyncio.run(_judge_all(plan.orders, judge, store, opts.concurrency, err, done))
+    except KeyboardInterrupt:
+        err.print(interrupted_line("Ctrl-C", f"{len(done)} judge call(s)", opts.out), markup=False)
+        raise typer.Exit(130) from None
     finally:
         if cache is not None:
             cache.close()
-    failed = _report_failures(new_judgements, err)
-    result = _results(store, items, judge.name, opts, board)
+    failed = _report_failures(done, err)
+    result = _results(store, items, judge, opts, board)
     store.write_ratings(result)
     check_failed = opts.degraded_check and not result["degraded_check"]["passed"]
     return result, 1 if failed or problems or check_failed else 0
@@ -314,16 +327,18 @@ def _report_failures(judgements: Sequence[Judgement], err: Console) -> int:
 def _results(
     store: JudgementStore,
     items: Sequence[Item],
-    judge: str,
+    judge_obj: Judge,
     opts: PairwiseOptions,
     board: Leaderboard | None,
 ) -> dict[str, Any]:
+    judge = judge_obj.name
     everything, _ = store.read()
     names = {i.model for i in items}
     mine = [j for j in everything if j.first in names and j.second in names]
     result = summarize(
         mine, items, judge, aspect=opts.aspect, anchor=opts.anchor,
-        anchor_rating=opts.anchor_rating, length=opts.length, n_boot=opts.bootstrap,
+        anchor_rating=opts.anchor_rating, n_boot=opts.bootstrap,
+        style=style_table(items, getattr(judge_obj, "seen", None)) if opts.style else None,
         seed=opts.seed, board=board, rating=opts.rating,
     )  # fmt: skip
     if opts.degraded_check:
@@ -331,87 +346,6 @@ def _results(
             mine, judge, opts.aspect, opts.degraded_threshold, opts.bootstrap, opts.seed
         )
     return result
-
-
-def _csv(result: dict[str, Any]) -> str:
-    buf = io.StringIO()
-    fields = [
-        "model",
-        "elo",
-        "elo_lower",
-        "elo_upper",
-        "strength",
-        "lower",
-        "upper",
-        "pairs",
-        "win_rate",
-    ]
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
-    w.writeheader()
-    for row in result["ratings"]:
-        w.writerow(row)
-    return buf.getvalue()
-
-
-def _table(result: dict[str, Any]) -> str:
-    lines = [
-        f"pairwise ratings ({result['aspect']}; judge {result['judge']}; {result['pairs']} pairs "
-        f"over {result['scenarios']} scenarios; both orders; 95% bootstrap over scenarios)"
-    ]
-    lines.append(f"{'model':<32} {'elo':>7} {'95% interval':>17} {'pairs':>6} {'win rate':>8}")
-    for r in result["ratings"]:
-        rate = "" if r["win_rate"] is None else f"{r['win_rate']:>8.0%}"
-        held = "  (leaderboard, held)" if r.get("fixed") else ""
-        lines.append(
-            f"{r['model'][:32]:<32} {r['elo']:>7.0f} "
-            f"{r['elo_lower']:>8.0f}..{r['elo_upper']:<7.0f} "
-            f"{r['pairs']:>6} {rate:>8}{held}"
-        )
-    if result["ratings"]:
-        lines.append(_scale_line(result))
-        models = result["models"]
-        lines.append("win matrix (row beat column; ties half):")
-        for i, m in enumerate(models):
-            cells = " ".join(f"{w:>6.1f}" for w in result["wins"][i])
-            lines.append(f"  {m[:30]:<30} {cells}")
-    flips = ", ".join(f"{k} {v:.0%}" for k, v in result["flip_rate"].items()) or "n/a"
-    lines.append(f"position flip rate (orders disagree: counted as ties): {flips}")
-    if result.get("length_coef") is not None:
-        lo, hi = result["length_interval"]
-        lines.append(
-            f"length coefficient (log reply-length ratio): {result['length_coef']:.3f} "
-            f"[{lo:.3f}, {hi:.3f}]"
-        )
-    if "degraded_check" in result:
-        lines.append(check_lines(result["degraded_check"]))
-    u = result["usage"]
-    cost = "no price" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}"
-    lines.append(
-        f"judge calls: {u['calls']} ({u['cache_hits']} from the cache, {u['failed']} failed); "
-        f"{u['input_tokens']:,} prompt / {u['output_tokens']:,} completion tokens; cost {cost}"
-    )
-    return "\n".join(lines)
-
-
-def _scale_line(result: dict[str, Any]) -> str:
-    if result.get("rating") == "trueskill":
-        n = result.get("leaderboard_comparisons", 0)
-        return (
-            f"EQ-Bench 3's TrueSkill (mu, 95% = mu +- 1.96 sigma; {result['anchor']}; "
-            f"{n} leaderboard order(s) in the solve)"
-        )
-    if result.get("scale"):
-        return "scale: the leaderboard's ratings, held; the new models fitted on it"
-    return f"anchor: {result['anchor']} = {result['anchor_rating']:.0f}"
-
-
-def format_results(result: dict[str, Any], fmt: str) -> str:
-    """The results as ``table``, ``json`` or ``csv``."""
-    if fmt == "json":
-        return json.dumps(result, indent=1, ensure_ascii=False)
-    if fmt == "csv":
-        return _csv(result)
-    return _table(result)
 
 
 def _flags_judge(

@@ -35,10 +35,13 @@ PerModelOpt = Annotated[
 ]  # fmt: skip
 AnchorOpt = Annotated[str | None, typer.Option(help="The model the Elo-like scale is anchored on.")]
 AnchorRatingOpt = Annotated[float, typer.Option(help="The anchor model's rating.")]
-LengthOpt = Annotated[
+StyleOpt = Annotated[
     bool,
     typer.Option(
-        "--length-covariate", help="Fit the reply-length ratio as a covariate (style control)."
+        "--style-control",
+        "--length-covariate",
+        help="Style control: fit length and markdown (headers, lists, bold) of the replies as "
+        "the judge saw them as covariates, in one fit with the ratings.",
     ),
 ]
 AspectOpt = Annotated[

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from empathos.cli.run_console import interrupted_line
 from empathos.epm import EPMConfig, TerminationKind
 from empathos.records import DialogueRecord, load_records
 from empathos.report import usage_line
@@ -175,11 +176,8 @@ def _rejudge(
         except (KeyboardInterrupt, asyncio.CancelledError):  # CancelledError: see sigterm_as_sigint
             status = "interrupted"
             how = "SIGTERM" if terminated[0] else "Ctrl-C"
-            err.print(
-                f"interrupted ({how}): {len(prepared.outcome.rows)} dialogue(s) re-judged in "
-                f"this session are kept in {out}; run the same command to resume",
-                markup=False,
-            )
+            done = f"{len(prepared.outcome.rows)} dialogue(s) re-judged"
+            err.print(interrupted_line(how, done, out), markup=False)
             raise typer.Exit(143 if terminated[0] else 130) from None
         finally:
             close_session(prepared, prepared.outcome, status)

@@ -233,11 +233,10 @@ def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
         except (KeyboardInterrupt, asyncio.CancelledError):
             status = "interrupted"
             signal_name = "SIGTERM" if terminated[0] else "Ctrl-C"
-            err.print(
-                f"interrupted ({signal_name}): {len(prepared.outcome.rows)} dialogue(s) finished "
-                "in this session are kept; run the same command to resume",
-                markup=False,
-            )
+            from empathos.cli.run_console import interrupted_line
+
+            done = f"{len(prepared.outcome.rows)} dialogue(s) finished"
+            err.print(interrupted_line(signal_name, done), markup=False)
             if terminated[0]:
                 raise typer.Exit(143) from None
             raise

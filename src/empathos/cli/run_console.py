@@ -4,6 +4,7 @@ line, and an excerpt of one dialogue before the leaderboard."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -11,9 +12,17 @@ from rich.console import Console
 if TYPE_CHECKING:
     from empathos.run.session import PreparedRun
 
-__all__ = ["print_excerpt", "warm_offline_model"]
+__all__ = ["interrupted_line", "print_excerpt", "warm_offline_model"]
 
 _ROLES = ("user", "director", "judge", "model_under_test")
+
+
+def interrupted_line(how: str, done: str, where: Path | None = None) -> str:
+    """The line a command prints when stopped (``how``: Ctrl-C or SIGTERM): what this
+    session finished (``done``, e.g. "3 dialogue(s) finished") is kept (in ``where``), and
+    the same command resumes. Every resumable command prints it alike."""
+    kept = f"kept in {where}" if where is not None else "kept"
+    return f"interrupted ({how}): {done} in this session are {kept}; run the same command to resume"
 
 
 def warm_offline_model(prepared: PreparedRun, console: Console) -> None:

@@ -9,7 +9,14 @@ dialogues (:mod:`~empathos.pairwise.sources`), asks the judge (ours,
 See docs/pairwise.md.
 """
 
-from empathos.pairwise.anchored import BOARD_SCALE, fit_anchored, rate_anchored
+from empathos.pairwise.anchored import (
+    BOARD_SCALE,
+    Held,
+    board_outcomes,
+    board_scale,
+    fit_anchored,
+    rate_anchored,
+)
 from empathos.pairwise.engine import OrderPlan, candidate_pairs, judge_orders, plan_orders
 from empathos.pairwise.eqbench import EqbenchJudge, EqbenchPrompts, parse_picks
 from empathos.pairwise.judge import Judge, PairJudge, Profile
@@ -20,7 +27,13 @@ from empathos.pairwise.leaderboard import (
     read_leaderboard,
 )
 from empathos.pairwise.model import AXES, Item, Judgement, PairForm, Pick, TranscriptMessage
-from empathos.pairwise.outcomes import Outcome, Verdict, combine, flip_rates
+from empathos.pairwise.outcomes import (
+    Outcome,
+    Verdict,
+    combine,
+    first_position_rates,
+    flip_rates,
+)
 from empathos.pairwise.ratings import Fit, Ratings, elo, fit, rate, win_matrix
 from empathos.pairwise.results import summarize, usage_of
 from empathos.pairwise.select import PairKey, choose_pairs
@@ -41,6 +54,7 @@ __all__ = [
     "EqbenchJudge",
     "EqbenchPrompts",
     "Fit",
+    "Held",
     "Item",
     "Judge",
     "Judgement",
@@ -58,11 +72,14 @@ __all__ = [
     "Truncation",
     "TsRating",
     "Verdict",
+    "board_outcomes",
+    "board_scale",
     "candidate_pairs",
     "choose_pairs",
     "combine",
     "comparisons_of",
     "elo",
+    "first_position_rates",
     "fit",
     "fit_anchored",
     "flip_rates",

@@ -1,104 +1,169 @@
 """Bradley-Terry with fixed opponents: new models placed on a leaderboard's scale.
 
-Pure. The leaderboard's models keep their published ratings; only the new models' strengths
-are fitted, by maximum likelihood of ``sigmoid(s_i - s_j)`` over the outcomes (both orders
-combined, a tie half), with a small ridge (``alpha``) that pulls a free strength towards
-the median of the fixed ones, so a model that never lost stays finite. A rating ``r`` on
-the leaderboard's scale is the strength ``r * scale``; the default scale reads EQ-Bench 3's
-numbers as its TrueSkill environment does (beta = 350/6: ``P(i beats j) = Phi((r_i -
-r_j) / (sqrt 2 * beta))``, and ``Phi(x)`` is close to ``sigmoid(1.702 x)``). Intervals:
-percentile bootstrap over scenarios, the fixed ratings held (a fixed model's interval is the
-leaderboard's own, when it publishes one).
+Pure. The leaderboard's models keep their published ratings ``r``; a rating is the strength
+``k r``, and the conversion ``k`` (logit per leaderboard point) is **fitted from the
+leaderboard's own judged orders** (:func:`board_scale`): the maximum-likelihood ``k`` of
+``sigmoid(k (r_test - r_other))`` over them, an order scoring 1 for the side with more
+plus signs, 0.5 for equal counts. Only the new models' strengths are then fitted, by the
+one solver (:func:`~empathos.pairwise.btfit.solve`: the same loss and ridge as every fit,
+the ridge pulling a free strength towards the median of the held ones). Intervals: 95%
+percentile bootstrap that carries the leaderboard's uncertainty as well as ours: each draw
+resamples our scenarios, resamples the leaderboard's orders by scenario and refits ``k``,
+and draws every held rating from a normal with the leaderboard's own sigma (its published
+interval / 3.92 when it gives no sigma). A new model that won or lost every comparison
+with the board is not identified (NaN, open bound), as in plain Bradley-Terry.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import minimize
 
+from empathos.pairwise.btfit import identification, solve
+from empathos.pairwise.leaderboard import BoardComparison
 from empathos.pairwise.outcomes import Outcome
-from empathos.pairwise.ratings import ALPHA, Ratings, by_scenario_of, win_matrix
+from empathos.pairwise.ratings import (
+    Ratings,
+    arrays_of,
+    bounds,
+    by_scenario_of,
+    pair_counts,
+    win_matrix,
+)
 
-__all__ = ["BOARD_SCALE", "fit_anchored", "rate_anchored"]
+__all__ = [
+    "BOARD_SCALE",
+    "Held",
+    "board_outcomes",
+    "board_scale",
+    "fit_anchored",
+    "rate_anchored",
+]
 
 F64 = npt.NDArray[np.float64]
-#: Logit per leaderboard point: 1.702 / (sqrt 2 * 350 / 6).
-BOARD_SCALE = 1.702 / (math.sqrt(2.0) * 350.0 / 6.0)
+#: The conversion EQ-Bench 3's TrueSkill settings would imply (beta = 350/6, probit read as
+#: logistic: 1.702 / (sqrt 2 x 350/6)); used only to pick opponents before a fit is possible.
+BOARD_SCALE = 1.702 / (2.0**0.5 * 350.0 / 6.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """One leaderboard model as published: rating, its sigma and interval (None: none)."""
+
+    rating: float
+    sigma: float | None = None
+    ci: tuple[float, float] | None = None
+
+    @property
+    def sd(self) -> float:
+        """The rating's standard deviation: sigma, or the interval's width / 3.92, or 0."""
+        if self.sigma is not None:
+            return self.sigma
+        return (self.ci[1] - self.ci[0]) / 3.92 if self.ci is not None else 0.0
+
+
+def board_outcomes(comparisons: Sequence[BoardComparison]) -> list[Outcome]:
+    """The leaderboard's judged orders as outcomes: each order weighs half a pair and scores
+    1 for the side with more plus signs, 0.5 for equal counts."""
+    out = []
+    for c in comparisons:
+        score = 1.0 if c.plus_test > c.plus_other else 0.0 if c.plus_test < c.plus_other else 0.5
+        a, b = sorted((c.test, c.other))
+        trial = int(c.iteration) if c.iteration.isdigit() else 0
+        y = score if a == c.test else 1.0 - score
+        out.append(Outcome(c.scenario_id, trial, a, b, "leaderboard", y, 0.0, 0.5, False))
+    return out
+
+
+def board_scale(board: Sequence[Outcome], ratings: Mapping[str, float]) -> float:
+    """The maximum-likelihood logit per leaderboard point of ``board``'s outcomes (each
+    between two models of ``ratings``); NaN when they cannot fix it: none, no spread in
+    rating, or every outcome as the ratings order it (the likelihood grows without bound)."""
+    used = [o for o in board if o.a in ratings and o.b in ratings]
+    diff = np.array([[ratings[o.a] - ratings[o.b]] for o in used], dtype=np.float64)
+    d = diff[:, 0]
+    y = np.array([o.score for o in used])
+    upset = np.any((d > 0) & (y < 1.0)) or np.any((d < 0) & (y > 0.0))
+    if not np.any(d) or not upset:  # no spread, or every order as the ratings say: k -> inf
+        return float("nan")
+    ia = ib = np.zeros(len(used), np.int64)  # one strength, held at 0: only k is fitted
+    w = np.array([o.weight for o in used])
+    _, k = solve(ia, ib, y, w, 1, diff, fixed={0: 0.0})
+    return float(k[0])
 
 
 def fit_anchored(
-    outcomes: Sequence[Outcome],
-    models: Sequence[str],
-    fixed: Mapping[str, float],
-    alpha: float = ALPHA,
+    outcomes: Sequence[Outcome], models: Sequence[str], fixed: Mapping[str, float]
 ) -> F64:
     """Strengths of ``models`` in ``models`` order: the ``fixed`` ones as given, the others
     fitted (see the module docstring)."""
     pos = {m: i for i, m in enumerate(models)}
-    free = [m for m in models if m not in fixed]
-    s = np.array([fixed.get(m, 0.0) for m in models], dtype=np.float64)
-    center = float(np.median(list(fixed.values()))) if fixed else 0.0
-    if not free:
-        return s
-    idx = np.array([pos[m] for m in free], dtype=np.int64)
-    s[idx] = center
     used = [o for o in outcomes if o.a in pos and o.b in pos]
-    ia = np.array([pos[o.a] for o in used], dtype=np.int64)
-    ib = np.array([pos[o.b] for o in used], dtype=np.int64)
-    y = np.array([o.score for o in used], dtype=np.float64)
-
-    def loss(theta: F64) -> tuple[float, F64]:
-        full = s.copy()
-        full[idx] = theta
-        z = full[ia] - full[ib]
-        p = 1.0 / (1.0 + np.exp(-z))
-        nll = -np.sum(y * np.log(p + 1e-300) + (1.0 - y) * np.log(1.0 - p + 1e-300))
-        r = p - y
-        grad = np.zeros(len(models))
-        np.add.at(grad, ia, r)
-        np.add.at(grad, ib, -r)
-        g = grad[idx] + 2.0 * alpha * (theta - center)
-        return float(nll + alpha * np.sum((theta - center) ** 2)), g
-
-    res = minimize(loss, np.full(len(free), center), jac=True, method="L-BFGS-B")
-    s[idx] = res.x
+    held = {pos[m]: v for m, v in fixed.items() if m in pos}
+    s, _ = solve(*arrays_of(used, models), len(models), fixed=held)
     return s
+
+
+def _draw_k(
+    board: Sequence[Outcome], ratings: Mapping[str, float], rng: np.random.Generator
+) -> float:
+    """The scale refitted on the leaderboard's orders resampled by scenario."""
+    scenarios, by_scenario = by_scenario_of(board)
+    drawn = rng.integers(0, len(scenarios), len(scenarios))
+    return board_scale([o for d in drawn for o in by_scenario[scenarios[d]]], ratings)
 
 
 def rate_anchored(
     outcomes: Sequence[Outcome],
     models: Sequence[str],
-    board: Mapping[str, tuple[float, tuple[float, float] | None]],
+    board: Mapping[str, Held],
+    board_outcomes: Sequence[Outcome],
     *,
-    scale: float = BOARD_SCALE,
     n_boot: int = 200,
     seed: int = 0,
-) -> Ratings:
-    """Ratings of ``models`` on the leaderboard's scale: ``board`` maps a leaderboard model
-    to its rating and published interval (None: none); the others are fitted."""
+) -> tuple[Ratings, float]:
+    """Ratings of ``models`` on the leaderboard's scale, and the fitted scale: ``board``
+    maps a leaderboard model to its published rating; the others are fitted."""
     models = tuple(models)
-    fixed = {m: r * scale for m, (r, _) in board.items() if m in models}
-    point = fit_anchored(outcomes, models, fixed)
+    ratings = {m: h.rating for m, h in board.items()}
+    k = board_scale(board_outcomes, ratings)
+    if not math.isfinite(k) or k <= 0:
+        raise ValueError("the leaderboard's judged orders do not fix its scale")
+    held = [m for m in models if m in board]
+    tied = [models.index(m) for m in held]
+    point = fit_anchored(outcomes, models, {m: k * board[m].rating for m in held})
+    wins, counts = win_matrix(outcomes, models)
+    status = identification(wins, tied[0], tied)
     scenarios, by_scenario = by_scenario_of(outcomes)
     rng = np.random.default_rng(seed)
-    boots = np.empty((n_boot, len(models)))
-    for k in range(n_boot):
-        drawn = rng.integers(0, len(scenarios), len(scenarios))
-        sample = [o for d in drawn for o in by_scenario[scenarios[d]]]
-        boots[k] = fit_anchored(sample, models, fixed)
-    lo, hi = np.percentile(boots, [2.5, 97.5], axis=0)
-    elo, elo_lo, elo_hi = point / scale, lo / scale, hi / scale
+    draws = np.empty((n_boot, len(models)))
+    for n in range(n_boot):
+        sample = [o for d in rng.integers(0, len(scenarios), len(scenarios))
+                  for o in by_scenario[scenarios[d]]]  # fmt: skip
+        kd = _draw_k(board_outcomes, ratings, rng)
+        kd = kd if math.isfinite(kd) and kd > 0 else k
+        r = {m: board[m].rating + board[m].sd * rng.standard_normal() for m in held}
+        s = fit_anchored(sample, models, {m: kd * v for m, v in r.items()}) / kd
+        st = identification(win_matrix(sample, models)[0], tied[0], tied)
+        s[st == 1.0], s[st == -1.0], s[np.isnan(st)] = np.inf, -np.inf, np.nan
+        draws[n] = s
+    lo, hi = bounds(draws)
+    elo = np.where(status == 0.0, point / k, np.nan)
+    elo_lo, elo_hi = lo.copy(), hi.copy()
     for i, m in enumerate(models):
         if m in board:
-            rating, ci = board[m]
-            elo[i] = rating
-            elo_lo[i], elo_hi[i] = ci if ci is not None else (rating, rating)
-    wins, counts = win_matrix(outcomes, models)
-    return Ratings(
-        models, point, lo, hi, elo, elo_lo, elo_hi, "leaderboard", float("nan"), None, None,
-        wins, counts, n_boot,
+            h = board[m]
+            elo[i] = h.rating
+            elo_lo[i], elo_hi[i] = (
+                h.ci if h.ci is not None else (h.rating - 1.96 * h.sd, h.rating + 1.96 * h.sd)
+            )
+    shown = np.where(status == 0.0, point, np.nan)
+    r_out = Ratings(
+        models, shown, lo * k, hi * k, elo, elo_lo, elo_hi, "leaderboard", float("nan"),
+        None, None, wins, counts, n_boot, status, pair_counts(outcomes, models),
     )  # fmt: skip
+    return r_out, k

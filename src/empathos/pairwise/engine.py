@@ -19,7 +19,7 @@ from empathos.pairwise.anchored import fit_anchored
 from empathos.pairwise.judge import Judge
 from empathos.pairwise.model import Item, Judgement
 from empathos.pairwise.outcomes import Outcome, combine
-from empathos.pairwise.ratings import fit
+from empathos.pairwise.ratings import bounded
 from empathos.pairwise.select import PairKey, choose_pairs
 from empathos.pairwise.store import JudgementStore
 
@@ -51,14 +51,15 @@ def candidate_pairs(
 def _strengths(
     models: Sequence[str], outcomes: Sequence[Outcome], fixed: Mapping[str, float] | None
 ) -> dict[str, float]:
-    """The strengths selection works with: fitted on the outcomes so far; with ``fixed``
-    (a leaderboard's), those held and the others fitted around them (at the median of the
-    fixed before any outcome)."""
+    """The strengths selection works with: fitted on the outcomes so far (a model the data
+    do not bound yet placed one logit beyond the others, so its pairs stay worth judging);
+    with ``fixed`` (a leaderboard's), those held and the others fitted around them (at the
+    median of the fixed before any outcome)."""
     if fixed:
         return dict(zip(models, fit_anchored(outcomes, models, fixed), strict=True))
     if not outcomes:
         return {}
-    return dict(zip(models, fit(outcomes, models).strengths, strict=True))
+    return dict(zip(models, bounded(outcomes, models), strict=True))
 
 
 def plan_orders(

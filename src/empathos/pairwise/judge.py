@@ -17,7 +17,7 @@ from typing import Protocol
 from empathos.errors import ModelCallError
 from empathos.llm import ModelClient, record_of
 from empathos.pairwise.model import AXES, Item, Judgement, PairForm
-from empathos.pairwise.transcript import Truncation, render_transcript
+from empathos.pairwise.transcript import Truncation, render_transcript, seen_replies
 from empathos.prompts.render import LANGUAGES, load_template, render_chat
 
 __all__ = ["Judge", "PairJudge", "Profile"]
@@ -63,6 +63,11 @@ class PairJudge:
         tpls = [load_template("judge_pairwise", lang, self.style) for lang in LANGUAGES]
         names = ", ".join(f"{t.id} v{t.version}" for t in tpls)
         return f"{names}; truncation {self.rule.message_chars}/{self.rule.dialogue_chars}"
+
+    def seen(self, item: Item) -> str:
+        """The model's replies of ``item`` as this judge's prompt shows them (style control)."""
+        profile = self.profiles.get(item.scenario_id, Profile("(no profile given)"))
+        return seen_replies(item, profile.language, self.rule)
 
     async def __call__(self, first: Item, second: Item) -> Judgement:
         profile = self.profiles.get(first.scenario_id, Profile("(no profile given)"))

@@ -1,27 +1,49 @@
-"""What ``empathos compare --pairwise`` shows: ratings, win matrix, flip rates, cost.
+"""What ``empathos compare --pairwise`` shows: ratings, win matrix, position bias, cost.
 
 :func:`summarize` turns the stored judgements of one judge into one JSON-ready dict (the
 ``ratings.json`` of a results directory, the ``--format json`` output, and what the report's
-pairwise section draws).
+pairwise section draws). Every interval says what it is (``interval``), and a model whose
+rating the data do not bound has ``identified`` false, a ``note`` saying why, and no number.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from empathos.pairwise.anchored import BOARD_SCALE, rate_anchored
+from empathos.pairwise.anchored import (
+    BOARD_SCALE,
+    Held,
+    board_outcomes,
+    board_scale,
+    rate_anchored,
+)
 from empathos.pairwise.leaderboard import Leaderboard
 from empathos.pairwise.model import Item, Judgement
-from empathos.pairwise.outcomes import Outcome, combine, flip_rates
-from empathos.pairwise.ratings import Ratings, rate, win_matrix
+from empathos.pairwise.outcomes import Outcome, combine, first_position_rates, flip_rates
+from empathos.pairwise.ratings import Ratings, rate, status_note, win_matrix
+from empathos.pairwise.style import STYLE, StyleKey, style_of
+from empathos.pairwise.transcript import seen_replies
 from empathos.pairwise.trueskill_rating import TsRating, comparisons_of, rate_trueskill
 
-__all__ = ["RATINGS_METHODS", "summarize", "usage_of"]
+__all__ = [
+    "BOOTSTRAP",
+    "RATINGS_METHODS",
+    "OutcomeRule",
+    "board_strengths",
+    "default_rule",
+    "style_table",
+    "summarize",
+    "usage_of",
+]
 
 #: The rating methods: ours (Bradley-Terry) and EQ-Bench 3's (TrueSkill).
 RATINGS_METHODS = ("bradley-terry", "trueskill")
+#: What a Bradley-Terry interval is.
+BOOTSTRAP = "95% percentile bootstrap over scenarios"
+#: Judgements and aspect -> outcomes (default: both orders combined, strong verdicts x3).
+OutcomeRule = Callable[[Sequence[Judgement], str], list[Outcome]]
 
 
 def usage_of(judgements: Sequence[Judgement]) -> dict[str, Any]:
@@ -40,27 +62,35 @@ def usage_of(judgements: Sequence[Judgement]) -> dict[str, Any]:
 
 
 def _num(x: float) -> float | None:
-    return None if math.isnan(x) else round(float(x), 6)
+    """A JSON number: None for NaN (not identified) and for an open (infinite) bound."""
+    return None if not math.isfinite(x) else round(float(x), 6)
+
+
+def _rank(row: dict[str, Any]) -> tuple[int, float]:
+    """Rows strongest first: separated above, the identified by rating, below, unlinked."""
+    above = {"won every comparison", "separated above the anchor"}
+    below = {"lost every comparison", "separated below the anchor"}
+    if row["identified"]:
+        return (1, -(row["strength"] or 0.0))
+    if row["note"] in above:
+        return (0, 0.0)
+    return (2, 0.0) if row["note"] in below else (3, 0.0)
 
 
 def _rows(r: Ratings, fixed: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    """One row per model, strongest first (``fixed``: rated by the leaderboard, held)."""
-    rows: list[dict[str, Any]] = [
-        {
-            "model": m,
-            "fixed": m in fixed,
-            "elo": _num(r.elo[i]),
-            "elo_lower": _num(r.elo_lower[i]),
-            "elo_upper": _num(r.elo_upper[i]),
-            "strength": _num(r.strengths[i]),
-            "lower": _num(r.lower[i]),
-            "upper": _num(r.upper[i]),
-            "pairs": int(r.counts[i].sum()),
-            "win_rate": _num(r.wins[i].sum() / r.counts[i].sum()),
-        }
-        for i, m in enumerate(r.models)
-    ]
-    rows.sort(key=lambda row: -(row["strength"] or 0.0))
+    """One row per model (``fixed``: rated by the leaderboard, held)."""
+    rows: list[dict[str, Any]] = []
+    for i, m in enumerate(r.models):
+        note = None if m in fixed else status_note(float(r.status[i]), r.wins, r.counts, i)
+        games = r.counts[i].sum()
+        rows.append({
+            "model": m, "fixed": m in fixed, "identified": note is None, "note": note,
+            "anchor": m == r.anchor, "elo": _num(r.elo[i]), "elo_lower": _num(r.elo_lower[i]),
+            "elo_upper": _num(r.elo_upper[i]), "strength": _num(r.strengths[i]),
+            "lower": _num(r.lower[i]), "upper": _num(r.upper[i]), "pairs": int(r.pairs[i].sum()),
+            "win_rate": _num(r.wins[i].sum() / games) if games else None,
+        })  # fmt: skip
+    rows.sort(key=_rank)
     return rows
 
 
@@ -83,14 +113,16 @@ def _trueskill(
     for m, t in ts.items():
         n = counts[pos[m]].sum() if m in pos else 0.0
         rows.append({
-            "model": m, "fixed": False, "elo": _num(t.norm), "elo_lower": _num(t.norm_low),
-            "elo_upper": _num(t.norm_high), "strength": _num(t.mu), "sigma": _num(t.sigma),
-            "lower": _num(t.mu - 1.96 * t.sigma), "upper": _num(t.mu + 1.96 * t.sigma),
-            "pairs": int(n), "win_rate": _num(wins[pos[m]].sum() / n) if n else None,
+            "model": m, "fixed": False, "identified": True, "note": None, "anchor": False,
+            "elo": _num(t.norm), "elo_lower": _num(t.norm_low), "elo_upper": _num(t.norm_high),
+            "strength": _num(t.mu), "sigma": _num(t.sigma), "lower": _num(t.mu - 1.96 * t.sigma),
+            "upper": _num(t.mu + 1.96 * t.sigma), "pairs": int(n),
+            "win_rate": _num(wins[pos[m]].sum() / n) if n else None,
         })  # fmt: skip
     rows.sort(key=lambda row: -(row["elo"] or 0.0))
     return {
         "rating": "trueskill",
+        "interval": "TrueSkill mu +- 1.96 sigma",
         "models": list(models),
         "anchor": "EQ-Bench 3's normalisation" if _normalised(ts) else "raw mu",
         "anchor_rating": None,
@@ -105,6 +137,93 @@ def _normalised(ts: dict[str, TsRating]) -> bool:
     return any(abs(t.norm - t.mu) > 1e-9 for t in ts.values())
 
 
+def default_rule(judgements: Sequence[Judgement], aspect: str) -> list[Outcome]:
+    """Both orders combined, strong verdicts counted three times (outcomes.combine)."""
+    return combine([v for j in judgements if (v := j.verdict(aspect)) is not None])
+
+
+def _held(board: Leaderboard | None) -> tuple[dict[str, Held], list[Outcome]]:
+    """The leaderboard's models to hold and its judged orders; none held when its orders
+    cannot fit the scale (:func:`~empathos.pairwise.anchored.board_scale`): the leaderboard
+    then only provides opponents."""
+    if board is None or not board.ratings:
+        return {}, []
+    theirs = board_outcomes(board.comparisons)
+    k = board_scale(theirs, {m: b.elo for m, b in board.ratings.items()})
+    if not math.isfinite(k) or k <= 0:
+        return {}, []
+    return {m: Held(b.elo, b.sigma, b.ci) for m, b in board.ratings.items()}, theirs
+
+
+def board_strengths(board: Leaderboard) -> dict[str, float]:
+    """The leaderboard models' strengths that selection holds: rating x the scale fitted on
+    its judged orders (:data:`BOARD_SCALE` when it holds none to fit)."""
+    ratings = {m: b.elo for m, b in board.ratings.items()}
+    k = board_scale(board_outcomes(board.comparisons), ratings) if board.comparisons else 0.0
+    k = k if math.isfinite(k) and k > 0 else BOARD_SCALE
+    return {m: r * k for m, r in ratings.items()}
+
+
+def style_table(
+    items: Sequence[Item], seen: Callable[[Item], str] | None = None
+) -> dict[StyleKey, tuple[float, ...]]:
+    """Each dialogue's style counts over its replies as the judge saw them (``seen``: the
+    judge's own view; default: our truncation rule), for style control."""
+    look = seen or seen_replies
+    return {(i.scenario_id, i.trial, i.model): style_of(look(i)) for i in items}
+
+
+def _bradley_terry(
+    outcomes: Sequence[Outcome],
+    models: Sequence[str],
+    board: Leaderboard | None,
+    style: Mapping[StyleKey, Sequence[float]] | None,
+    opts: dict[str, Any],
+) -> dict[str, Any]:
+    held, theirs = _held(board)
+    anchor = opts["anchor"] if opts["anchor"] in models else None
+    scale = None
+    if held and any(m in held for m in models):  # else no verdict touches the board yet
+        r, scale = rate_anchored(outcomes, models, held, theirs, n_boot=opts["n_boot"],
+                                 seed=opts["seed"])  # fmt: skip
+    else:
+        r = rate(
+            outcomes, models, anchor=anchor, anchor_rating=opts["anchor_rating"], style=style,
+            n_boot=opts["n_boot"], seed=opts["seed"],
+        )  # fmt: skip
+    rows = _rows(r, frozenset(m for m in held if m in models))
+    coefs = None
+    if r.coefs is not None and r.coef_bounds is not None:
+        lo, hi = r.coef_bounds
+        coefs = {n: [float(r.coefs[i]), float(lo[i]), float(hi[i])] for i, n in enumerate(STYLE)}
+    return {
+        "rating": "bradley-terry",
+        "interval": BOOTSTRAP + (" (the leaderboard's uncertainty included)" if held else ""),
+        "scale": scale,
+        "models": list(models),
+        "anchor": r.anchor,
+        "anchor_rating": None if held else opts["anchor_rating"],
+        "bootstrap": opts["n_boot"],
+        "style_coefs": coefs,
+        "length_coef": r.length_coef,
+        "length_interval": list(r.length_interval) if r.length_interval else None,
+        "ratings": rows,
+        "wins": r.wins.tolist(),
+        "counts": r.counts.tolist(),
+        "not_identified": sum(not row["identified"] for row in rows),
+        "leaderboard_note": _board_note(board, held),
+    }
+
+
+def _board_note(board: Leaderboard | None, held: Mapping[str, Held]) -> str | None:
+    if board is None or held or not board.ratings:
+        return None
+    return (
+        "the leaderboard's judged orders cannot fit the conversion from its ratings to "
+        "logits, so its ratings are not held: plain Bradley-Terry over this judge's verdicts"
+    )
+
+
 def summarize(
     judgements: Sequence[Judgement],
     items: Sequence[Item],
@@ -113,54 +232,36 @@ def summarize(
     aspect: str = "overall",
     anchor: str | None = None,
     anchor_rating: float = 1000.0,
-    length: bool = False,
+    style: Mapping[StyleKey, Sequence[float]] | None = None,
     n_boot: int = 200,
     seed: int = 0,
     board: Leaderboard | None = None,
     rating: str = "bradley-terry",
+    rule: OutcomeRule = default_rule,
 ) -> dict[str, Any]:
-    """Ratings of the models of ``items`` from ``judge``'s verdicts on ``aspect``: by
-    Bradley-Terry (with a ``board`` that publishes ratings, its models held at them, the
-    others fitted on its scale), or by EQ-Bench 3's TrueSkill (``rating``)."""
+    """Ratings of the models of ``items`` from ``judge``'s verdicts on ``aspect`` (outcomes
+    by ``rule``): by Bradley-Terry (with ``style``, (scenario, trial, model) -> the style
+    counts the judge saw, style-controlled; with a ``board`` whose Elo file holds judged
+    orders, its models held at their ratings and the others fitted on its scale), or by
+    EQ-Bench 3's TrueSkill (``rating``)."""
     verdicts = [v for j in judgements if (v := j.verdict(aspect)) is not None]
-    every = combine(verdicts)
+    every = rule(judgements, aspect)
     outcomes = [o for o in every if o.judge == judge]
     models = sorted({o.a for o in outcomes} | {o.b for o in outcomes})
-    lengths = {(i.scenario_id, i.trial, i.model): float(i.reply_chars) for i in items}
+    done = {(o.scenario_id, o.trial, o.a, o.b, o.judge) for o in every}
+    paired = [v for v in verdicts if (*v.pair, v.judge) in done]
     base: dict[str, Any] = {
         "judge": judge,
         "aspect": aspect,
         "pairs": len(outcomes),
         "scenarios": len({o.scenario_id for o in outcomes}),
         "flip_rate": flip_rates(every),
+        "first_position_rate": first_position_rates(paired),
         "usage": usage_of([j for j in judgements if j.judge == judge]),
     }
     if len(models) < 2:
         return {**base, "models": models, "ratings": [], "wins": [], "counts": []}
     if rating == "trueskill":
         return {**base, **_trueskill(judgements, judge, outcomes, models, board)}
-    if anchor is not None and anchor not in models:
-        anchor = None
-    held = {m: (b.elo, b.ci) for m, b in (board.ratings if board else {}).items()}
-    if held:
-        r = rate_anchored(outcomes, models, held, n_boot=n_boot, seed=seed)
-    else:
-        r = rate(
-            outcomes, models, anchor=anchor, anchor_rating=anchor_rating,
-            lengths=lengths if length else None, n_boot=n_boot, seed=seed,
-        )  # fmt: skip
-    rows = _rows(r, frozenset(m for m in held if m in models))
-    return {
-        **base,
-        "rating": "bradley-terry",
-        "scale": BOARD_SCALE if held else None,
-        "models": models,
-        "anchor": r.anchor,
-        "anchor_rating": None if held else anchor_rating,
-        "bootstrap": n_boot,
-        "length_coef": r.length_coef,
-        "length_interval": list(r.length_interval) if r.length_interval else None,
-        "ratings": rows,
-        "wins": r.wins.tolist(),
-        "counts": r.counts.tolist(),
-    }
+    opts = {"anchor": anchor, "anchor_rating": anchor_rating, "n_boot": n_boot, "seed": seed}
+    return {**base, **_bradley_terry(outcomes, models, board, style, opts)}

@@ -11,7 +11,7 @@ messages), and optionally ``trial`` (default 0) and ``debrief``; see docs/pairwi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -53,8 +53,12 @@ def _trial(x: LoadedRecord) -> int:
     return int(meta) if isinstance(meta, int) else 0
 
 
-def load_items(paths: Sequence[Path]) -> tuple[list[Item], list[RecordError]]:
-    """Every dialogue under ``paths`` as an item (errors and reply-less dialogues left out)."""
+def load_items(
+    paths: Sequence[Path], name: Callable[[LoadedRecord], str] | None = None
+) -> tuple[list[Item], list[RecordError]]:
+    """Every dialogue under ``paths`` as an item (errors and reply-less dialogues left out),
+    a record's model named by ``name`` (default: as its records name it; ``score`` passes
+    its ``--label`` rule)."""
     items: list[Item] = []
     problems: list[RecordError] = []
     for path in paths:
@@ -64,7 +68,8 @@ def load_items(paths: Sequence[Path]) -> tuple[list[Item], list[RecordError]]:
             got, bad = read_transcripts(path)
         else:
             loaded, bad = load_records([path])
-            got = [i for x in loaded if (i := item_of_record(x.record, x.model_name, _trial(x)))]
+            label = name or (lambda x: x.model_name)
+            got = [i for x in loaded if (i := item_of_record(x.record, label(x), _trial(x)))]
         items += got
         problems += bad
     return items, problems

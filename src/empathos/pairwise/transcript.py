@@ -16,7 +16,14 @@ from empathos.epm import TerminationKind
 from empathos.pairwise.model import Item, TranscriptMessage
 from empathos.records import DialogueRecord
 
-__all__ = ["CUT", "Truncation", "item_of_record", "render_transcript"]
+__all__ = [
+    "CUT",
+    "Truncation",
+    "item_of_record",
+    "render_transcript",
+    "seen_replies",
+    "shown_messages",
+]
 
 CUT = "[...]"
 _SPEAKERS = {"en": ("person", "supporter"), "zh": ("此人", "陪伴者")}
@@ -44,16 +51,16 @@ def item_of_record(record: DialogueRecord, model: str, trial: int) -> Item | Non
     return Item(scenario_id=record.scenario_id, trial=trial, model=model, transcript=messages)
 
 
-def render_transcript(
+def shown_messages(
     messages: Sequence[TranscriptMessage],
     language: str,
     rule: Truncation = Truncation(),
     speakers: tuple[str, str] | None = None,
-) -> str:
-    """The transcript as ``person: ...`` / ``supporter: ...`` lines (or ``speakers``),
-    truncated by ``rule``."""
+) -> list[tuple[str, str]]:
+    """The (role, text) of each message as ``rule`` lets the judge see it, speaker first
+    (the last one :data:`CUT` alone, role "", when the dialogue is cut)."""
     person, supporter = speakers or _SPEAKERS.get(language, _SPEAKERS["en"])
-    lines: list[str] = []
+    shown: list[tuple[str, str]] = []
     total = 0
     for m in messages:
         if m.role == "system":
@@ -63,8 +70,31 @@ def render_transcript(
             text = text[: rule.message_chars].rstrip() + " " + CUT
         line = f"{person if m.role == 'user' else supporter}: {text}"
         if total + len(line) > rule.dialogue_chars:
-            lines.append(CUT)
+            shown.append(("", CUT))
             break
-        lines.append(line)
+        shown.append((m.role, line))
         total += len(line)
-    return "\n".join(lines)
+    return shown
+
+
+def render_transcript(
+    messages: Sequence[TranscriptMessage],
+    language: str,
+    rule: Truncation = Truncation(),
+    speakers: tuple[str, str] | None = None,
+) -> str:
+    """The transcript as ``person: ...`` / ``supporter: ...`` lines (or ``speakers``),
+    truncated by ``rule``."""
+    return "\n".join(line for _, line in shown_messages(messages, language, rule, speakers))
+
+
+def seen_replies(item: Item, language: str = "en", rule: Truncation = Truncation()) -> str:
+    """The model's replies of ``item`` as the judge sees them under ``rule`` (cut where the
+    rule cuts; the speaker names and the cut marks left out): what style control measures."""
+    supporter = _SPEAKERS.get(language, _SPEAKERS["en"])[1]
+    out = []
+    for role, line in shown_messages(item.transcript, language, rule):
+        if role == "assistant":
+            text = line[len(supporter) + 2 :]
+            out.append(text[: -len(CUT) - 1] if text.endswith(" " + CUT) else text)
+    return "\n\n".join(out)

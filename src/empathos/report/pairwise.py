@@ -1,4 +1,4 @@
-"""The report's pairwise section: ratings with intervals, the win-rate heatmap, flip rate.
+"""The report's pairwise section: ratings with intervals, the win-rate heatmap, position bias.
 
 Drawn from a pairwise results directory's ``ratings.json`` (``empathos compare
 --pairwise``); the page gets it through ``write_report``'s ``sections`` (``empathos report
@@ -63,26 +63,54 @@ def _scale(data: dict[str, Any]) -> str:
     )
 
 
+def _interval(r: dict[str, Any]) -> str:
+    """The interval cell: the bounds (an open one as -inf / +inf), or why there are none."""
+    if not r.get("identified", True):
+        return f"not identified: {html.escape(str(r.get('note')))}"
+    if r.get("anchor"):
+        return "anchor"
+    lo, hi = r["elo_lower"], r["elo_upper"]
+    return f"{'-inf' if lo is None else f'{lo:.0f}'} to {'+inf' if hi is None else f'{hi:.0f}'}"
+
+
+def _rating(r: dict[str, Any]) -> str:
+    return "-" if r["elo"] is None else f"{r['elo']:.0f}"
+
+
+def _position(data: dict[str, Any]) -> str:
+    """Flip rate and first-position win rate per judge."""
+    first = data.get("first_position_rate", {})
+    parts = [
+        f"{html.escape(k)}: flip rate {v:.0%}"
+        + (f", first position picked in {first[k]:.1%} of orders" if k in first else "")
+        for k, v in data.get("flip_rate", {}).items()
+    ]
+    return "Position bias (50% first-position picks = none): " + ("; ".join(parts) or "n/a") + "."
+
+
 def pairwise_html(data: dict[str, Any]) -> str:
     """The section of the HTML report."""
     rows = "".join(
-        f"<tr><td>{html.escape(r['model'])}</td><td class='num'>{r['elo']:.0f}</td>"
-        f"<td class='num'>{r['elo_lower']:.0f} to {r['elo_upper']:.0f}</td>"
+        f"<tr><td>{html.escape(r['model'])}</td><td class='num'>{_rating(r)}</td>"
+        f"<td class='num'>{_interval(r)}</td>"
         f"<td class='num'>{r['pairs']}</td><td class='num'>{_share(r['win_rate'])}</td></tr>"
         for r in data["ratings"]
     )
-    flips = ", ".join(f"{html.escape(k)}: {v:.0%}" for k, v in data.get("flip_rate", {}).items())
     notes = [
         f"Judge {html.escape(str(data['judge']))}, verdict on {html.escape(str(data['aspect']))}; "
         f"{data['pairs']} pairs over {data['scenarios']} scenarios, each judged in both orders "
-        f"(orders that disagree count as a tie). {_scale(data)}",
-        f"Position flip rate: {flips or 'n/a'}.",
+        f"(a pair scores the share of its games a model won; strong verdicts count three "
+        f"games). {_scale(data)}",
+        _position(data),
     ]
-    if data.get("length_coef") is not None:
-        notes.append(f"Length coefficient (style control): {data['length_coef']:.3f}.")
+    coefs = data.get("style_coefs")
+    if coefs:
+        cells = ", ".join(f"{html.escape(k)} {c[0]:.3f}" for k, c in coefs.items())
+        notes.append(f"Style control coefficients (standardised): {cells}.")
+    what = html.escape(str(data.get("interval", "95% interval")))
     table = (
-        '<table id="pairwise-ratings"><tr><th>model</th><th>rating</th><th>95% interval</th>'
-        f"<th>pairs</th><th>win rate</th></tr>{rows}</table>"
+        '<table id="pairwise-ratings"><tr><th>model</th><th>rating</th>'
+        f"<th>interval ({what})</th><th>pairs</th><th>win rate</th></tr>{rows}</table>"
     )
     body = table + _heatmap(data) if data["ratings"] else "<p>No rated pair yet.</p>"
     text = "".join(f'<p class="note">{n}</p>' for n in notes)
