@@ -96,3 +96,16 @@ def test_one_rounding_rule_for_emobench_in_its_two_tables(tmp_path: Path) -> Non
         if "EU emotion" in line and "│ all" in line
     ]
     assert measure == "60.00" and per_language[0][2] == "60.00"
+
+
+def test_the_bench_progress_counts_tokens_and_names_no_finished_item(tmp_path: Path) -> None:
+    data = write_emobench(tmp_path / "EmoBench")
+    with ScriptedServer(answer) as server:
+        done = run("bench", "emobench", "--data", data, "--model", "m", "--base-url",
+                   server.url, "--out", tmp_path / "emo")  # fmt: skip
+        calls = len(server.bodies)
+    assert "finished EU" not in done.stderr and "finished EA" not in done.stderr
+    assert "error    EA-zh-" in done.stderr  # the failed item is still named
+    assert "emobench: 8 item(s) finished in this session, 1 ended as errors" in done.stderr
+    # the loopback reports 3 prompt and 2 completion tokens a call; the failed call none
+    assert calls == 9 and "tokens 24 in / 16 out · errors 1" in done.stderr

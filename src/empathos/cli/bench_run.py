@@ -126,8 +126,9 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
 
     try:
         outcome = drive_session(
-            prepared, partial(execute_bench, prepared), err, plan, before_close=usage
-        )
+            prepared, partial(execute_bench, prepared), err, plan, before_close=usage,
+            unit="items",
+        )  # fmt: skip
     except KeyboardInterrupt:
         err.print(
             f"interrupted (Ctrl-C): {len(prepared.outcome.rows)} item(s) finished in this "
@@ -135,6 +136,12 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
             markup=False,
         )
         raise typer.Exit(130) from None
+    done = sum(r.status == "done" for r in outcome.rows)
+    err.print(  # one line for the session's items (each is not named, errors aside)
+        f"{name}: {done} item(s) finished in this session, {outcome.errors} ended as errors"
+        f"{f', {len(outcome.crashed)} crashed' if outcome.crashed else ''}",
+        markup=False,
+    )
     if prepared.usage is not None:
         err.print(usage_line(prepared.usage), markup=False)
     if bench is not None:
