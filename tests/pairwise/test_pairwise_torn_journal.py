@@ -1,7 +1,8 @@
 """A torn last line of ``judgements.jsonl`` (what a kill -9 or a full disk leaves): the rerun
 sets the partial line aside in a side file it names, judges that one order again on a line
 of its own, and the rerun after it pays for nothing (issue 45: the new verdict used to be
-glued onto the partial line, so every rerun paid for it again)."""
+glued onto the partial line, so every rerun paid for it again). And a command that fails
+for lack of a judge leaves no ``--out`` folder behind."""
 
 from __future__ import annotations
 
@@ -41,3 +42,10 @@ def test_a_torn_last_judgement_is_set_aside_and_judged_once_more(tmp_path: Path)
         third = empathos(*args)
         assert third.exit_code == 0 and len(server.requests) == 5  # nothing paid twice
         assert "set aside" not in third.stderr
+
+
+def test_no_out_folder_is_left_when_there_is_no_judge(tmp_path: Path) -> None:
+    runs = [str(write_run(tmp_path / m, m, ["s1"], lambda s, t, m=m: f"{m} {s}")) for m in "ab"]
+    res = empathos("compare", "--pairwise", *runs, "--out", str(tmp_path / "pw"))
+    assert res.exit_code != 0 and "no judge" in str(res.exception)
+    assert not (tmp_path / "pw").exists()

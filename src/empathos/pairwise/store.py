@@ -35,7 +35,7 @@ class JudgementStore:
     def __init__(self, folder: Path) -> None:
         if folder.exists() and not folder.is_dir():
             raise ConfigError("is not a directory", file=folder, field="--out")
-        folder.mkdir(parents=True, exist_ok=True)
+        # created on the first write: a command that fails before it leaves no folder behind
         self.folder = folder
         self.path = folder / JUDGEMENTS
 
@@ -58,6 +58,7 @@ class JudgementStore:
 
     def append(self, judgement: Judgement) -> None:
         """Add one line and flush it to disk (on a line of its own, whatever came before)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
         append_line(self.path, judgement.model_dump_json())
 
     def claim(self, judge: str, fingerprint: str) -> None:
@@ -78,11 +79,13 @@ class JudgementStore:
                 field="--out",
             )
         known[judge] = fingerprint
+        self.folder.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(known, indent=1), encoding="utf-8")
 
     def write_ratings(self, data: dict[str, Any]) -> Path:
         """Write ``ratings.json`` atomically."""
         path = self.folder / RATINGS
+        self.folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
         tmp.replace(path)
