@@ -47,7 +47,11 @@ def test_score_and_compare_skip_a_corrupt_record_and_report_the_rest(tmp_path: P
     victim = out / "records" / "EU-en-1__t0.json"
     assert victim.is_file()
     victim.write_bytes(victim.read_bytes()[:40])  # cut short
-    for args in (["bench", "score", out, "--format", "json"], ["score", out, "--format", "json"]):
+    commands: list[list[str | Path]] = [
+        ["bench", "score", out, "--format", "json"],
+        ["score", out, "--format", "json"],
+    ]
+    for args in commands:
         res = run(*args)
         assert res.exit_code == 1, res.output
         assert str(victim) in res.stderr and "skipped" in res.stderr

@@ -16,9 +16,10 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import yaml
-from bench_helpers import cli
+from bench_helpers import Outcome, cli
 from emobench_fixture import answer, write_emobench
 
 from empathos.llm.testing import LoopbackServer, completion_body, read_request
@@ -99,7 +100,7 @@ def _work(tmp: Path) -> None:
     _transcripts(tmp / "pb", "b")
 
 
-def _play(tmp: Path, url: str, seed: str) -> dict[str, list]:
+def _play(tmp: Path, url: str, seed: str) -> dict[str, list[Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
     env |= {"PYTHONHASHSEED": seed, "COLUMNS": "200", "EMPATHOS_TORCH_THREADS": "1"}
     done = subprocess.run(
@@ -107,12 +108,13 @@ def _play(tmp: Path, url: str, seed: str) -> dict[str, list]:
         env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    played: dict[str, list[Any]] = json.loads(done.stdout.splitlines()[-1])
+    return played
 
 
 def _files(tmp: Path) -> dict[str, int]:
     """Every record and journal the four commands wrote, with its modification time."""
-    found = {}
+    found: dict[str, int] = {}
     for sub in ("run/records", "rejudged/records", "emo/records"):
         found |= {str(p): p.stat().st_mtime_ns for p in (tmp / sub).glob("*.json")}
     found[str(tmp / "pw/judgements.jsonl")] = (tmp / "pw/judgements.jsonl").stat().st_mtime_ns
@@ -137,7 +139,7 @@ def test_every_resume_is_the_same_under_every_hash_seed(tmp_path: Path) -> None:
             assert _files(tmp_path) == before, seed  # no record written again
 
 
-def _bench(tmp: Path, url: str, model: str = "m") -> object:
+def _bench(tmp: Path, url: str, model: str = "m") -> Outcome:
     return cli("bench", "emobench", "--data", tmp / "EmoBench", "--model", model,
                "--base-url", url, "--out", tmp / "emo")  # fmt: skip
 

@@ -7,6 +7,7 @@ for lack of a judge leaves no ``--out`` folder behind."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 from pairwise_helpers import JudgeServer, empathos, judge_flags, write_run
@@ -16,12 +17,13 @@ def _first(a: str, b: str) -> str:
     return "first"
 
 
+def _says(model: str, scenario: str, turn: int) -> str:
+    return f"{model} says {scenario} {turn}"
+
+
 def test_a_torn_last_judgement_is_set_aside_and_judged_once_more(tmp_path: Path) -> None:
     out = tmp_path / "pw"
-    runs = [
-        str(write_run(tmp_path / m, m, ["s1", "s2"], lambda s, t, m=m: f"{m} says {s} {t}"))
-        for m in ("a", "b")
-    ]
+    runs = [str(write_run(tmp_path / m, m, ["s1", "s2"], partial(_says, m))) for m in "ab"]
     args = ["compare", "--pairwise", *runs, "--out", str(out), "--bootstrap", "10"]
     journal = out / "judgements.jsonl"
     with JudgeServer(_first) as server:
@@ -45,7 +47,7 @@ def test_a_torn_last_judgement_is_set_aside_and_judged_once_more(tmp_path: Path)
 
 
 def test_no_out_folder_is_left_when_there_is_no_judge(tmp_path: Path) -> None:
-    runs = [str(write_run(tmp_path / m, m, ["s1"], lambda s, t, m=m: f"{m} {s}")) for m in "ab"]
+    runs = [str(write_run(tmp_path / m, m, ["s1"], partial(_says, m))) for m in "ab"]
     res = empathos("compare", "--pairwise", *runs, "--out", str(tmp_path / "pw"))
     assert res.exit_code != 0 and "no judge" in str(res.exception)
     assert not (tmp_path / "pw").exists()

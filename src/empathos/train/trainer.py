@@ -58,7 +58,14 @@ from empathos.train.update import (
     reference_logprobs,
 )
 
-__all__ = ["Scorer", "Trainer", "TrainerCallbacks", "build_trainer", "sandbox_config"]
+__all__ = [
+    "Scorer",
+    "Trainer",
+    "TrainerCallbacks",
+    "build_trainer",
+    "drop_rows_after",
+    "sandbox_config",
+]
 
 Scorer = Callable[[Sequence[DialogueRecord], EPMConfig], float | None]
 
