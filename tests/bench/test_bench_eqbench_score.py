@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from bench_helpers import EQ_REFERENCES, cli, ratings_text, write_eq_questions
+from typer.testing import CliRunner
 
 from empathos.bench.eqbench import (
     Reference,
@@ -19,6 +20,7 @@ from empathos.bench.eqbench import (
     score_reply,
 )
 from empathos.bench.eqbench_files import check_published, read_questions
+from empathos.cli.main import app
 
 REF = Reference((("Calm", 2.0), ("Bitter", 7.0), ("Hopeful", 0.0), ("Wary", 5.0)))
 S1 = 6.5 / (1 + math.exp(3.6))  # the penalty of a distance of 1, by hand
@@ -155,9 +157,10 @@ def test_malformed_result_files_are_named_in_one_line(
     bad = tmp_path / "results" / "eq-bench" / "bad.json"
     bad.parent.mkdir(parents=True)
     bad.write_text(content, encoding="utf-8")
-    out = cli("bench", "eqbench", "score", bad)
-    assert out.exit_code == 2 and out.error is not None
-    assert str(bad) in out.error and message in out.error
+    out = CliRunner().invoke(app, ["bench", "eqbench", "score", str(bad)])
+    assert out.exit_code == 1  # named and skipped, as `score` skips a bad file
+    line = " ".join(out.stderr.split())
+    assert str(bad) in line and message in line and "(skipped)" in line
 
 
 def test_a_malformed_questions_file_names_the_field(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ the directory does not hold yet (and, by default, those that ended as errors).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from empathos.bench.play import BenchCase, Roles, play_eqbench, play_eqbench3
 from empathos.bench.play_emo import play_emobench
 from empathos.bench.protocol import benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
+from empathos.canonical import canonical_digest
 from empathos.errors import ConfigError, RecordError
 from empathos.llm import ModelClient, ResponseCache
 from empathos.llm.roles import build_role_model
@@ -76,8 +76,8 @@ def read_row(file: Path, key: DialogueKey, relative: str) -> IndexRow:
 
 
 def _sha(*parts: object) -> str:
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=repr)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    """An item's content hash: canonical bytes (never ``repr``), the same in every process."""
+    return canonical_digest(parts, 16)
 
 
 #: Each benchmark's protocols, the default first (docs/bench.md).
@@ -163,12 +163,9 @@ def _fingerprint(
 
 
 def _manifest(
-    name: BenchName, config: RunConfig, data: Path, files: Sequence[Path],
+    name: BenchName, config: RunConfig, data: Path, hashes: dict[str, str],
     cases: Sequence[BenchCase], fingerprint: dict[str, str], old: Manifest | None,
 ) -> Manifest:  # fmt: skip
-    hashes = {
-        str(f.relative_to(data) if f.is_relative_to(data) else f): _file_sha(f) for f in files
-    }
     now = utc_now()
     return Manifest(
         created_at=old.created_at if old else now,
@@ -192,8 +189,14 @@ def _manifest(
     )
 
 
-def _file_sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _file_hashes(data: Path, files: Sequence[Path]) -> dict[str, str]:
+    """Each data file's sha256, by its path relative to ``data``."""
+    return {
+        str(f.relative_to(data) if f.is_relative_to(data) else f): hashlib.sha256(
+            f.read_bytes()
+        ).hexdigest()
+        for f in files
+    }
 
 
 def _roles(
@@ -231,12 +234,15 @@ def prepare_bench(
     run_dir = open_run_dir(out, fingerprint, force=force, read_row=read_row)
     try:
         unreadable = run_dir.reconcile()
-        plan = plan_jobs(cases, 1, run_dir, retry_errors=config.retry_errors)
+        hashes = _file_hashes(data, files)
+        old = read_manifest(out)
+        same = old is not None and old.bench is not None and old.bench.files == hashes
+        plan = plan_jobs(cases, 1, run_dir, retry_errors=config.retry_errors, same_source=same)
         cache = None
         if any(config.role(r).cache for r in ("model_under_test", "judge", "user")):
             cache = ResponseCache(config.cache_path or out / "cache.sqlite")
         roles, clients = _roles(name, config, cache)
-        manifest = _manifest(name, config, data, files, cases, fingerprint, read_manifest(out))
+        manifest = _manifest(name, config, data, hashes, cases, fingerprint, old)
         manifest.sessions[-1].planned = plan.total
         manifest.sessions[-1].skipped = len(plan.finished)
         write_manifest(manifest, out)

@@ -23,7 +23,6 @@ import numpy as np
 from empathos.bench.campaign import read_item
 from empathos.bench.emobench import TASKS, Accuracy, Scored, accuracy_table
 from empathos.bench.eqbench import EqbenchScore, ItemResult, Ratings, eqbench_score
-from empathos.bench.eqbench3 import rubric_score
 from empathos.bench.protocol import benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
 from empathos.errors import RecordError
@@ -43,6 +42,7 @@ __all__ = [
     "compare_dirs",
     "item_values",
     "load_bench_dir",
+    "shown",
     "summarise",
 ]
 
@@ -59,12 +59,22 @@ class BenchDir:
     """How the run was made (the manifest's; None: before protocols were recorded)."""
 
 
-def load_bench_dir(path: Path) -> BenchDir | None:
-    """The bench directory at ``path``; None when it is not one (no manifest ``bench``)."""
+def load_bench_dir(path: Path, problems: list[RecordError] | None = None) -> BenchDir | None:
+    """The bench directory at ``path``; None when it is not one (no manifest ``bench``).
+
+    A record that cannot be read raises, unless ``problems`` is given: then it is added
+    there and left out (as ``empathos score`` skips a bad file), and the rest is read."""
     manifest = read_manifest(path) if path.is_dir() else None
     if manifest is None or manifest.bench is None:
         return None
-    records = [read_item(f) for f in sorted((path / "records").glob("*.json"))]
+    records = []
+    for f in sorted((path / "records").glob("*.json")):
+        try:
+            records.append(read_item(f))
+        except RecordError as exc:
+            if problems is None:
+                raise
+            problems.append(exc)
     if not records:
         raise RecordError("holds no item records", file=path / "records")
     return BenchDir(path, manifest.bench.name, records[0].model, records, manifest.bench.protocol)
@@ -144,6 +154,17 @@ def item_values(records: Sequence[BenchItemRecord], name: BenchName) -> dict[str
     return out
 
 
+def shown(name: BenchName, measure: str, value: float) -> float:
+    """``value`` of ``measure`` as the benchmark rounds it for display, the one rule every
+    command applies (score, compare, the report): EQ-Bench 3's rubric score is its 0-20
+    mean rounded to 2 decimals, times 5; every other number is shown as computed (to 2
+    decimals)."""
+    if name == "eqbench3" and measure == "rubric":
+        mean = round(value / 5.0, 9)  # float noise of how the mean was summed: not a digit
+        return round(round(mean, 2) * 5.0, 2)
+    return value
+
+
 def _measures(values: dict[str, dict[str, float]]) -> list[Measure]:
     out = []
     for name, by_item in values.items():
@@ -183,10 +204,11 @@ def summarise(bench: BenchDir) -> BenchSummary:
             for c, v in r.judge.criteria.items() if r.judge else ():
                 rated.setdefault(c, []).append(v)
         criteria = {c: sum(v) / len(v) for c, v in sorted(rated.items())}
-        rubric = rubric_score([r.scores["task"] for r in done if "task" in r.scores])
-        if rubric is not None and measures:  # the benchmark's rounding of the mean
-            m = measures[0]
-            measures[0] = Measure(m.name, rubric[1], m.low, m.high, m.n)
+        measures = [  # the benchmark's rounding of the mean
+            Measure(m.name, shown(bench.name, m.name, m.value), m.low, m.high, m.n)
+            if m.value is not None else m
+            for m in measures
+        ]  # fmt: skip
     lenient = None
     if bench.name == "emobench":
         lenient = sum(int((r.detail or {}).get("lenient_only", 0)) for r in done)

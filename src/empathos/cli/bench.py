@@ -36,12 +36,12 @@ from empathos.cli.bench_run import (
     ProtocolOpt,
     RetryOpt,
     RevisionOpt,
-    compare_table,
     print_bench_dirs,
+    print_compare,
     run_bench,
 )
 from empathos.cli.bench_sage import sage_app
-from empathos.errors import ConfigError, InputError
+from empathos.errors import ConfigError, EmpathosError, InputError
 
 __all__ = [
     "OutFormat",
@@ -139,8 +139,11 @@ def bench_score_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Bench run directories.")],
     fmt: Annotated[OutFormat, typer.Option("--format", help="table or json")] = OutFormat.table,
 ) -> None:
-    """The numbers of bench run directories (as printed at the end of a run)."""
-    print_bench_dirs(paths, as_json=fmt is OutFormat.json)
+    """The numbers of bench run directories (as printed at the end of a run); one that cannot
+    be read, or a record in it, is named and skipped (exit 1)."""
+    code = print_bench_dirs(paths, as_json=fmt is OutFormat.json)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command("compare")
@@ -149,7 +152,9 @@ def bench_compare_cmd(
     trained: Annotated[Path, typer.Argument(help="The trained model's, same benchmark.")],
 ) -> None:
     """Trained - base per measure, paired over items: difference, interval, p-value."""
-    Console(width=160).print(compare_table(base, trained))
+    code = print_compare(base, trained)
+    if code:
+        raise typer.Exit(code)
 
 
 def _questions_for(result: Path, data: Path | None) -> Path:
@@ -243,12 +248,22 @@ def score_cmd(
     """Recompute published EQ-Bench v2 scores from each file's raw model replies."""
     checks: list[PublishedCheck] = []
     cache: dict[Path, list[EqQuestion]] = {}
-    for path in paths:
-        qfile = _questions_for(path, data)
-        if qfile not in cache:
-            cache[qfile] = read_questions(qfile)
-        checks.append(check_published(path, cache[qfile]))
+    err = Console(stderr=True)
+    skipped = 0
+    for path in paths:  # a file that cannot be scored is named and skipped, as `score` does
+        try:
+            qfile = _questions_for(path, data)
+            if qfile not in cache:
+                cache[qfile] = read_questions(qfile)
+            checks.append(check_published(path, cache[qfile]))
+        except EmpathosError as exc:
+            skipped += 1
+            err.print(
+                f"error: {exc.line()} (skipped)", markup=False, highlight=False, soft_wrap=True
+            )
     if fmt is OutFormat.json:
         typer.echo(json.dumps([_row(c) for c in checks], indent=1))
-        return
-    Console(width=160).print(_table(checks))
+    elif checks:
+        Console(width=160).print(_table(checks))
+    if skipped:
+        raise typer.Exit(1)

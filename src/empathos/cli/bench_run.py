@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,15 +15,23 @@ from rich.console import Console
 from rich.table import Table
 
 from empathos.bench.record import BenchName
-from empathos.bench.summary import BenchDir, BenchSummary, compare_dirs, load_bench_dir, summarise
+from empathos.bench.summary import (
+    BenchDir,
+    BenchSummary,
+    compare_dirs,
+    load_bench_dir,
+    shown,
+    summarise,
+)
 from empathos.cli.run_console import interrupted_line
-from empathos.errors import ConfigError
+from empathos.errors import ConfigError, EmpathosError, RecordError
 
 __all__ = [
     "bench_section_html",
     "compare_table",
     "is_bench_dir",
     "print_bench_dirs",
+    "print_compare",
     "run_bench",
     "summary_json",
     "summary_tables",
@@ -136,18 +144,25 @@ def run_bench(
 
     def usage() -> None:
         nonlocal bench
-        bench = load_bench_dir(Path(config.out))
+        bench = load_bench_dir(Path(config.out), [])  # unreadable ones: reported above
         if bench is not None:
             prepared.usage = bench_usage([(f"{r.item_id}__t0", r) for r in bench.records])
 
     try:
         outcome = drive_session(
-            prepared, partial(execute_bench, prepared), err, plan, before_close=usage
-        )
+            prepared, partial(execute_bench, prepared), err, plan, before_close=usage,
+            unit="items",
+        )  # fmt: skip
     except KeyboardInterrupt:
-        done = f"{len(prepared.outcome.rows)} item(s) finished"
-        err.print(interrupted_line(interrupted_by(), done, config.out), markup=False)
+        kept = f"{len(prepared.outcome.rows)} item(s) finished"
+        err.print(interrupted_line(interrupted_by(), kept, config.out), markup=False)
         raise typer.Exit(130) from None
+    done = sum(r.status == "done" for r in outcome.rows)
+    err.print(  # one line for the session's items (each is not named, errors aside)
+        f"{name}: {done} item(s) finished in this session, {outcome.errors} ended as errors"
+        f"{f', {len(outcome.crashed)} crashed' if outcome.crashed else ''}",
+        markup=False,
+    )
     if prepared.usage is not None:
         err.print(usage_line(prepared.usage), markup=False)
     if bench is not None:
@@ -243,8 +258,8 @@ def summary_tables(s: BenchSummary) -> list[Table]:
             acc = None if a.accuracy is None else 100 * a.accuracy
             low = None if a.low is None else 100 * a.low
             high = None if a.high is None else 100 * a.high
-            interval = f"{_num(low, '{:.1f}')} - {_num(high, '{:.1f}')}"
-            emo.add_row(a.task, a.language, _num(acc, "{:.1f}"), interval,
+            interval = f"{_num(low)} - {_num(high)}"  # as the measures above: 2 decimals
+            emo.add_row(a.task, a.language, _num(acc), interval,
                         f"{a.correct:g}/{a.n}", str(a.unparseable), str(a.errors))  # fmt: skip
         tables.append(emo)
     if s.criteria:
@@ -257,9 +272,12 @@ def summary_tables(s: BenchSummary) -> list[Table]:
     return tables
 
 
-def compare_table(base: Path, trained: Path) -> Table:
-    """Trained - base per measure, paired over the items both answered."""
-    a, b = load_bench_dir(base), load_bench_dir(trained)
+def compare_table(base: Path, trained: Path, problems: list[RecordError] | None = None) -> Table:
+    """Trained - base per measure, paired over the items both answered; the means shown by
+    the benchmark's rounding (:func:`empathos.bench.summary.shown`, as ``bench score``
+    shows them) and the difference as the difference of those. Unreadable records are
+    added to ``problems`` and left out (raised when it is None)."""
+    a, b = load_bench_dir(base, problems), load_bench_dir(trained, problems)
     for path, bench in ((base, a), (trained, b)):
         if bench is None:
             raise ConfigError(
@@ -272,10 +290,29 @@ def compare_table(base: Path, trained: Path) -> Table:
         table.add_column(col)
     for p in compare_dirs(a, b):
         s = p.summary
+        mb, ma = (None if x is None else shown(a.name, p.measure, x) for x in (s.mean_b, s.mean_a))
+        diff = None if ma is None or mb is None else ma - mb
         ci = "-" if s.ci is None else f"{s.ci[0]:+.2f} - {s.ci[1]:+.2f}"
-        table.add_row(p.measure, _num(s.mean_b), _num(s.mean_a), _num(s.mean_diff, "{:+.2f}"), ci,
+        table.add_row(p.measure, _num(mb), _num(ma), _num(diff, "{:+.2f}"), ci,
                       _num(s.p_value, "{:.3f}"), str(s.pairs))  # fmt: skip
     return table
+
+
+def print_compare(base: Path, trained: Path) -> int:
+    """``bench compare``: the table; an unreadable record named and skipped (exit 1)."""
+    problems: list[RecordError] = []
+    table = compare_table(base, trained, problems)
+    _skipped(problems)
+    Console(width=160).print(table)
+    return 1 if problems else 0
+
+
+def _skipped(problems: Sequence[EmpathosError]) -> None:
+    err = Console(stderr=True)
+    for problem in problems:
+        err.print(
+            f"error: {problem.line()} (skipped)", markup=False, highlight=False, soft_wrap=True
+        )
 
 
 def is_bench_dir(path: Path) -> bool:
@@ -291,21 +328,33 @@ def is_bench_dir(path: Path) -> bool:
     return manifest is not None and manifest.bench is not None
 
 
-def print_bench_dirs(paths: list[Path], *, as_json: bool) -> None:
-    """The summaries of bench directories, as ``empathos bench score`` prints them."""
+def print_bench_dirs(paths: list[Path], *, as_json: bool) -> int:
+    """The summaries of bench directories, as ``empathos bench score`` prints them; a
+    directory or record that cannot be read is named on stderr and skipped, the rest
+    printed (as ``empathos score`` does). The exit code: 1 when something was skipped."""
     summaries = []
+    problems: list[EmpathosError] = []
     for path in paths:
-        bench = load_bench_dir(path)
+        found: list[RecordError] = []
+        try:
+            bench = load_bench_dir(path, found)
+        except EmpathosError as exc:
+            problems.append(exc)
+            continue
+        problems += found
         if bench is None:
-            raise ConfigError("is not a bench run directory", file=path)
+            problems.append(ConfigError("is not a bench run directory", file=path))
+            continue
         summaries.append(summarise(bench))
+    _skipped(problems)
     if as_json:
         typer.echo(json.dumps([summary_json(s) for s in summaries], indent=1))
-        return
-    console = Console(width=160)
-    for summary in summaries:
-        for table in summary_tables(summary):
-            console.print(table)
+    else:
+        console = Console(width=160)
+        for summary in summaries:
+            for table in summary_tables(summary):
+                console.print(table)
+    return 1 if problems else 0
 
 
 def bench_section_html(paths: list[Path]) -> str:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from empathos.cli.bench_run import bench_section_html, compare_table, is_bench_dir
+from empathos.cli.bench_run import bench_section_html, is_bench_dir, print_compare
 from empathos.cli.score import Label, LabelOpt, Preset, _load, _paths_or_examples
 from empathos.epm import EPMConfig
 from empathos.pairwise import read_ratings
@@ -127,8 +127,7 @@ def _compare(
     label: Label,
 ) -> int:
     if is_bench_dir(a) or is_bench_dir(b):  # `empathos bench` directories (docs/bench.md)
-        Console(width=160).print(compare_table(a, b))
-        return 0
+        return print_compare(a, b)
     err = Console(stderr=True)
     ra, rb, names, unreadable = _sides(a, b, label, err)
     config = EPMConfig.preset(preset.value)

@@ -142,10 +142,10 @@ def _score(
     if benches:  # `empathos bench` directories: their benchmark's numbers (docs/bench.md)
         if fmt is not Format.table and len(benches) < len(paths):
             raise ConfigError("score bench directories and EMPA runs apart", field="--format")
-        print_bench_dirs(benches, as_json=fmt is Format.json)
+        bench_code = print_bench_dirs(benches, as_json=fmt is Format.json)
         paths = [p for p in paths if p not in benches]
         if not paths:
-            return 0
+            return bench_code
     loaded, errors = _load(paths, err)
     records, dropped = _checked(loaded, err, allow_dups)
     cfg = EPMConfig.preset(preset.value)

@@ -161,7 +161,10 @@ def _train(config_path: Path | None, overrides: dict[str, Any], resume: bool) ->
     progress, task, on_metrics = _progress(err, config.steps)
     trainer = build_trainer(
         config, roles, train, held, resume=resume, scorer=epmq_scorer,
-        callbacks=TrainerCallbacks(on_metrics=on_metrics),
+        callbacks=TrainerCallbacks(
+            on_metrics=on_metrics,
+            on_warning=lambda text: err.print(f"warning: {text}", markup=False, soft_wrap=True),
+        ),
     )  # fmt: skip
     err.print(
         f"train: {len(train)} scenarios, held out: {len(held)} | estimator {config.estimator} | "

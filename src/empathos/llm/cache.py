@@ -9,14 +9,13 @@ tasks at once; WAL lets several processes read while one writes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from empathos.canonical import canonical_digest
 from empathos.errors import InputError
 
 __all__ = ["ResponseCache", "cache_key"]
@@ -32,8 +31,7 @@ CREATE TABLE IF NOT EXISTS responses (
 
 def cache_key(parts: dict[str, Any]) -> str:
     """SHA-256 of the canonical JSON of ``parts``."""
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return canonical_digest(parts, compact=True)
 
 
 class ResponseCache:

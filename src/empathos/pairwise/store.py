@@ -12,13 +12,13 @@ judge's verdicts (:meth:`JudgementStore.claim`).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from empathos.errors import ConfigError, RecordError
+from empathos.journal import TornLine, append_line, read_lines
 from empathos.pairwise.model import Judgement
 
 __all__ = ["CACHE", "JUDGEMENTS", "JUDGES", "RATINGS", "JudgementStore", "read_ratings"]
@@ -35,32 +35,31 @@ class JudgementStore:
     def __init__(self, folder: Path) -> None:
         if folder.exists() and not folder.is_dir():
             raise ConfigError("is not a directory", file=folder, field="--out")
-        folder.mkdir(parents=True, exist_ok=True)
+        # created on the first write: a command that fails before it leaves no folder behind
         self.folder = folder
         self.path = folder / JUDGEMENTS
 
     def read(self) -> tuple[list[Judgement], list[RecordError]]:
-        """Every readable line, and a problem per unreadable one (a line cut by a crash)."""
-        if not self.path.is_file():
-            return [], []
+        """Every readable line, and a problem per unreadable one; a last line cut short by a
+        crash is set aside first (:func:`empathos.journal.mend`: kept in a side file that the
+        problem names), so its order is judged again and the next verdict gets a line of its
+        own."""
+        lines, torn = read_lines(self.path)
         out, problems = [], []
-        with self.path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    out.append(Judgement.model_validate_json(line))
-                except ValidationError as exc:
-                    why = exc.errors()[0]["msg"]
-                    problems.append(RecordError(why, file=self.path, field=f"line {n}"))
+        if torn is not None:
+            problems.append(_torn(torn))
+        for n, line in lines:
+            try:
+                out.append(Judgement.model_validate_json(line))
+            except ValidationError as exc:
+                why = exc.errors()[0]["msg"]
+                problems.append(RecordError(why, file=self.path, field=f"line {n}"))
         return out, problems
 
     def append(self, judgement: Judgement) -> None:
-        """Add one line and flush it to disk."""
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(judgement.model_dump_json() + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Add one line and flush it to disk (on a line of its own, whatever came before)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        append_line(self.path, judgement.model_dump_json())
 
     def claim(self, judge: str, fingerprint: str) -> None:
         """Record what shapes ``judge``'s verdicts here (``judges.json``); refuse a judge of
@@ -80,15 +79,25 @@ class JudgementStore:
                 field="--out",
             )
         known[judge] = fingerprint
+        self.folder.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(known, indent=1), encoding="utf-8")
 
     def write_ratings(self, data: dict[str, Any]) -> Path:
         """Write ``ratings.json`` atomically."""
         path = self.folder / RATINGS
+        self.folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
         tmp.replace(path)
         return path
+
+
+def _torn(torn: TornLine) -> RecordError:
+    return RecordError(
+        f"last line cut short (a crash or a full disk): set aside in {torn.side} "
+        f"({torn.size} bytes), its order is judged again",
+        file=torn.journal,
+    )
 
 
 def read_ratings(folder: Path) -> dict[str, Any]:

@@ -182,7 +182,8 @@ table{border-collapse:collapse;font-size:12.5px}
 #sec-leaderboard,#sec-usage{overflow-x:auto}
 th,td{border-bottom:1px solid #e3e6ea;padding:3px 7px;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
-td .ci{color:#6b7480;font-size:11px;display:block}
+td .ci{color:#6b7480;font-size:11px;display:block;white-space:normal}
+#leaderboard th{white-space:normal;vertical-align:bottom}
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:10px}
 .plot{min-height:360px}
 .filters{display:flex;flex-wrap:wrap;gap:8px;margin-bottom:8px}

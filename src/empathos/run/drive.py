@@ -23,13 +23,16 @@ def drive_session(
     plan: Plan,
     *,
     before_close: Callable[[], None] | None = None,
+    unit: str = "dialogues",
 ) -> RunOutcome:
     """Run ``execute`` under a progress bar and close the session whatever happens: completed,
     interrupted (Ctrl-C, re-raised) or failed; ``before_close`` runs just before the close
     (e.g. to set the usage of records that are not dialogues)."""
     status: Literal["completed", "interrupted", "failed"] = "failed"
     try:
-        with RunProgress(console, plan.total, done_before=len(plan.finished)) as progress:
+        with RunProgress(
+            console, plan.total, done_before=len(plan.finished), unit=unit
+        ) as progress:
             outcome: RunOutcome = asyncio.run(execute(progress))
         status = "completed"
     except KeyboardInterrupt:

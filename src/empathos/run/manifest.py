@@ -9,7 +9,6 @@ end, outcome).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import subprocess
@@ -21,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from empathos.canonical import canonical_digest
 from empathos.errors import ConfigError
 from empathos.llm.config import redact_url
 from empathos.records import DialogueRecord
@@ -298,6 +298,6 @@ def fingerprint_parts(config: RunConfig, system_prompt_version: str) -> dict[str
 
 
 def digest(value: Any) -> str:
-    """The first 16 hex digits of the sha256 of ``value``'s canonical JSON."""
-    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    """The first 16 hex digits of the sha256 of ``value``'s canonical JSON
+    (:func:`empathos.canonical.canonical_digest`)."""
+    return canonical_digest(value, 16)

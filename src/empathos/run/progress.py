@@ -25,8 +25,16 @@ __all__ = ["RunProgress"]
 class RunProgress:
     """Counts and shows: dialogues done / total, turns, tokens in and out, cost, errors."""
 
-    def __init__(self, console: Console, total: int, *, done_before: int = 0) -> None:
+    def __init__(
+        self, console: Console, total: int, *, done_before: int = 0, unit: str = "dialogues"
+    ) -> None:
+        """``unit``: what the bar counts; a unit other than dialogues (``empathos bench``'s
+        items: many, and quick) gets no ``finished`` line each (errors are still named),
+        and its tokens and cost are counted from each finished item's row."""
         self.console = console
+        self.unit = unit
+        self.finished = 0
+        self._observed: set[DialogueKey] = set()
         self.turns = 0
         self.input_tokens = 0
         self.output_tokens = 0
@@ -34,7 +42,7 @@ class RunProgress:
         self.errors = 0
         self.crashes = 0
         self._bar = Progress(
-            TextColumn("[bold]dialogues"),
+            TextColumn(f"[bold]{unit}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
@@ -62,8 +70,9 @@ class RunProgress:
 
     def _stats(self) -> str:
         cost = f" · ${self.cost_usd:.4f}" if self.cost_usd else ""
+        turns = f"turns {self.turns} · " if self.unit == "dialogues" else ""
         return (
-            f"turns {self.turns} · tokens {self.input_tokens:,} in / {self.output_tokens:,} out"
+            f"{turns}tokens {self.input_tokens:,} in / {self.output_tokens:,} out"
             f"{cost} · errors {self.errors + self.crashes}"
         )
 
@@ -75,6 +84,7 @@ class RunProgress:
         """The observer of one dialogue's turn events."""
 
         seen = [0]
+        self._observed.add(key)
 
         def observe(event: TurnEvent) -> None:
             self.turns += max(0, event.turn - seen[0])
@@ -91,13 +101,19 @@ class RunProgress:
         """Nothing to show until the first turn ends."""
 
     def dialogue_finished(self, key: DialogueKey, row: IndexRow) -> None:
-        """Advance the bar; print one line per dialogue (errors with their reason)."""
+        """Advance the bar; print one line per dialogue (errors with their reason; for
+        another unit, errors only). Tokens and cost no observer reported come from the row."""
+        if key not in self._observed:  # no turn events (a bench item): the row's counts
+            self.input_tokens += row.input_tokens
+            self.output_tokens += row.output_tokens
+            self.cost_usd += row.cost_usd or 0.0
         if row.status == "error":
             self.errors += 1
-            line = f"error    {key.id}: {row.reason}"
+            self._line(f"error    {key.id}: {row.reason}")
         else:
-            line = f"finished {key.id}: {row.termination} after {row.turns} turn(s)"
-        self._line(line)
+            self.finished += 1
+            if self.unit == "dialogues":
+                self._line(f"finished {key.id}: {row.termination} after {row.turns} turn(s)")
         self._bar.advance(self._task)
         self._refresh()
 

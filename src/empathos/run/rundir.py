@@ -279,8 +279,9 @@ def open_run_dir(
             diff = _differences(old.fingerprint, fingerprint)
             if diff and not force:
                 raise ConfigError(
-                    f"was made with a different config (differs in: {', '.join(diff)}); "
-                    "choose another --out, or pass --force to start it over",
+                    f"was made with a different config (differs in: {', '.join(diff)}); its "
+                    "records are kept: resume it with the config it was made with, or choose "
+                    "another --out for this one (--force would delete them and start over)",
                     file=path,
                     field="--out",
                 )

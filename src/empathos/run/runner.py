@@ -144,10 +144,13 @@ def plan_jobs(
     run_dir: RunDir,
     *,
     retry_errors: bool,
+    same_source: bool = False,
 ) -> Plan:
     """Every (scenario, trial) of the selection; finished ones (errors too, unless
     ``retry_errors``) are skipped. A finished dialogue whose scenario has changed since is
-    refused: the directory would mix two versions of a case."""
+    refused: the directory would mix two versions of a case; unless ``same_source`` (the
+    files the cases were read from are byte for byte those the run was made from: only the
+    way a case's hash is made changed, so its records are kept)."""
     rows = run_dir.rows()
     pending: list[Job] = []
     finished: list[IndexRow] = []
@@ -157,7 +160,7 @@ def plan_jobs(
         for trial in range(trials):
             key = DialogueKey(scenario.id, trial)
             row = rows.get(key.id)
-            if row is not None and row.scenario_hash not in (None, digest):
+            if row is not None and row.scenario_hash not in (None, digest) and not same_source:
                 changed.append(key.id)
             elif row is not None and (row.status == "done" or not retry_errors):
                 finished.append(row)
@@ -166,8 +169,9 @@ def plan_jobs(
     if changed:
         raise ConfigError(
             f"scenario content changed since these dialogues were recorded: "
-            f"{', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}; choose another "
-            "--out, or pass --force to start the run over",
+            f"{', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}; their records are "
+            "kept: choose another --out to run the changed scenarios (--force would delete "
+            "this run's records and start over)",
             file=run_dir.path,
             field="--out",
         )

@@ -8,8 +8,6 @@ schema in ``docs/scenarios.md`` is generated from it.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
 from enum import StrEnum
@@ -25,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from empathos.canonical import canonical_digest
 from empathos.epm import start_problem
 from empathos.rubric import EMPATHY_RUBRIC
 from empathos.rubric import p0_from_iedr as rubric_p0
@@ -405,8 +404,7 @@ class Scenario(_Model):
         if hit is not None and hit[0] is self:
             return hit[1]
         data = self.model_dump(mode="json", exclude={"source"})
-        text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        digest = canonical_digest(data, compact=True)
         if len(_HASHES) >= 1024:
             _HASHES.clear()
         _HASHES[id(self)] = (self, digest)  # the scenario kept beside it: its id is not reused

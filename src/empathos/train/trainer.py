@@ -34,6 +34,7 @@ import yaml
 from empathos import __version__
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, EmpathosError
+from empathos.journal import TornLine, append_line, read_lines
 from empathos.llm.offline.model_thread import run_on_model_thread
 from empathos.records import DialogueRecord
 from empathos.records.io import write_text_atomic
@@ -57,7 +58,14 @@ from empathos.train.update import (
     reference_logprobs,
 )
 
-__all__ = ["Scorer", "Trainer", "TrainerCallbacks", "build_trainer", "sandbox_config"]
+__all__ = [
+    "Scorer",
+    "Trainer",
+    "TrainerCallbacks",
+    "build_trainer",
+    "drop_rows_after",
+    "sandbox_config",
+]
 
 Scorer = Callable[[Sequence[DialogueRecord], EPMConfig], float | None]
 
@@ -68,7 +76,18 @@ class TrainerCallbacks:
 
     on_metrics: Callable[[dict[str, Any]], None] | None = None
     on_step_start: Callable[[int], None] | None = None
+    on_warning: Callable[[str], None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def drop_rows_after(metrics: Path, step: int) -> TornLine | None:
+    """Keep the rows of ``metrics`` up to ``step`` (a resume from that step's checkpoint);
+    a torn last line is set aside (:func:`empathos.journal.mend`) and returned."""
+    lines, torn = read_lines(metrics)
+    keep = [text for _, text in lines if int(json.loads(text)["step"] or 0) <= step]
+    if metrics.is_file():
+        write_text_atomic(metrics, "".join(x.rstrip("\n") + "\n" for x in keep))
+    return torn
 
 
 def sandbox_config(config: TrainConfig, *, max_turns: int | None = None) -> SandboxConfig:
@@ -134,15 +153,11 @@ class Trainer:
         self._tb = _tensorboard(self.out) if config.tensorboard else None
 
     def _drop_rows_after(self, step: int) -> None:
-        """Metric rows written after the checkpoint a run resumes from."""
-        metrics = self.out / "metrics.jsonl"
-        if metrics.is_file():
-            keep = [
-                line
-                for line in metrics.read_text(encoding="utf-8").splitlines()
-                if line.strip() and int(json.loads(line)["step"] or 0) <= step
-            ]
-            metrics.write_text("".join(x + "\n" for x in keep), encoding="utf-8")
+        """Metric rows written after the checkpoint a run resumes from (a last line cut
+        short by a crash is set aside first, and named)."""
+        torn = drop_rows_after(self.out / "metrics.jsonl", step)
+        if torn is not None and self.callbacks.on_warning is not None:
+            self.callbacks.on_warning(torn.message())
 
     def _write_manifest(self, status: str) -> None:
         import peft
@@ -370,8 +385,7 @@ class Trainer:
 
     def _log(self, row: dict[str, Any]) -> dict[str, Any]:
         clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-        with (self.out / "metrics.jsonl").open("a", encoding="utf-8") as f:
-            f.write(json.dumps(clean) + "\n")
+        append_line(self.out / "metrics.jsonl", json.dumps(clean))
         if self._tb is not None:
             for k, v in clean.items():
                 if isinstance(v, int | float) and not isinstance(v, bool) and k != "step":

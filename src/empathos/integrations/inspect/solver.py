@@ -112,6 +112,14 @@ async def _dialogue(
     return record.model_copy(update={"metadata": {**record.metadata, **meta}})
 
 
+def _ended(record: DialogueRecord) -> str:
+    """Why the dialogue ended as ``error``, in one line: its reason and, when evaluations
+    went unscored, the judge's own failure (the last one)."""
+    reason = " ".join(record.termination.reason.split())
+    why = [e.unscored_reason for e in record.evaluations if not e.scored and e.unscored_reason]
+    return f"{reason}; last unscored: {' '.join(why[-1].split())}" if why else reason
+
+
 @solver
 def empa_dialogue(settings: EmpaSettings | None = None) -> Solver:
     """One EMPA dialogue per sample (its id is the scenario id), under the ``empa`` task's
@@ -124,7 +132,7 @@ def empa_dialogue(settings: EmpaSettings | None = None) -> Solver:
         record = await _dialogue(scenario, state.epoch - 1, settings, state)
         keep_record(state.store, record)
         if record.termination.kind is TerminationKind.ERROR:
-            raise DialogueEndedInError(record.termination.reason, field="termination")
+            raise DialogueEndedInError(_ended(record), field="termination")
         return state
 
     return solve

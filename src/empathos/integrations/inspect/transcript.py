@@ -49,6 +49,11 @@ def turn_rows(record: DialogueRecord) -> list[dict[str, Any]]:
     return rows
 
 
+def _num(value: float | None) -> str:
+    """Two decimals; ``-`` for a value an unscored evaluation does not have (its energy)."""
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _line(row: dict[str, Any]) -> str:
     parts = [f"turn {row['turn']}"]
     if "ratings" in row:
@@ -58,8 +63,8 @@ def _line(row: dict[str, Any]) -> str:
         )
         parts.append(f"judge {levels}" if row["scored"] else "judge unscored")
         p = ", ".join(f"{x:g}" for x in row["P"])
-        parts.append(f"P ({p}) distance {row['distance']:.2f}")
-        parts.append(f"delta_E {row['delta_E']:.2f} E_total {row['E_total']:.2f}")
+        parts.append(f"P ({p}) distance {_num(row['distance'])}")
+        parts.append(f"delta_E {_num(row['delta_E'])} E_total {_num(row['E_total'])}")
     if "director" in row:
         parts.append(f"director {row['director']}")
     return " | ".join(parts)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from empathos.canonical import canonical_digest
 from empathos.errors import ConfigError
 from empathos.run.config import RunConfig
 from empathos.run.manifest import PromptInfo, ScenarioInfo, fingerprint_parts
@@ -179,8 +179,7 @@ def select_cases(config: RunConfig, release: Release) -> list[ReleaseCase]:
                 f"actor_prompt; {INSTALL_HINT}",
                 field="--protocol",
             )
-        blob = json.dumps(loaded, sort_keys=True, ensure_ascii=False, default=str)
-        digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        digest = canonical_digest(loaded)
         cases.append(ReleaseCase(id=case_id, digest=digest, config=dict(loaded)))
     return cases
 
