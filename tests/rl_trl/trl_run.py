@@ -3,6 +3,7 @@ its loss received, the LoRA weights before and after, the logs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,14 +31,13 @@ def even_length(reply: str) -> bool:
     return len(reply) % 2 == 0
 
 
-def roles() -> Roles:
-    def make(handler: Any, role: str) -> ModelClient:
-        return ModelClient(
-            ScriptedBackend(handler), EndpointConfig(kind="scripted", model=role), role
-        )
+def _client(handler: Any, role: str) -> ModelClient:
+    return ModelClient(ScriptedBackend(handler), EndpointConfig(kind="scripted", model=role), role)
 
+
+def roles(user: Any = toy.user_states_feeling) -> Roles:
     judge = toy.judge_for(even_length)
-    return Roles(user=make(toy.user_states_feeling, "user"), judge=make(judge, "judge"))
+    return Roles(user=_client(user, "user"), judge=_client(judge, "judge"))
 
 
 def tiny_model(vocab: int) -> LlamaForCausalLM:
@@ -62,14 +62,27 @@ def _lora(model: Any) -> dict[str, torch.Tensor]:
     return {n: p.detach().clone() for n, p in model.named_parameters() if "lora_" in n}
 
 
-def run_trainer(out: Path, *, estimator: str, steps: int = 1, **trl: Any) -> Run:
+Probe = Callable[[Any, Any, dict[str, Any]], None]
+
+
+def run_trainer(
+    out: Path,
+    *,
+    estimator: str,
+    steps: int = 1,
+    user: Any = toy.user_states_feeling,
+    probe: Probe | None = None,
+    **trl: Any,
+) -> Run:
+    """One ``MAPOTrainer.train()``; ``user``: the simulated user's handler; ``probe(trainer,
+    model, inputs)`` runs before each call of TRL's loss (observing, nothing changed)."""
     base, _, _ = resolve_model_dir(None, None, "policy")
     tokenizer = AutoTokenizer.from_pretrained(base)
     scenarios = [s for s in load_builtin().scenarios if s.labels.language == "en"][:2]
     sandbox = SandboxConfig(
         max_turns=2, min_turns=2, eval_every=1, system_prompt="none", director="rules"
     )
-    rollout = empa_rollout_func(scenarios, roles(), sandbox, max_reply_tokens=REPLY_TOKENS)
+    rollout = empa_rollout_func(scenarios, roles(user), sandbox, max_reply_tokens=REPLY_TOKENS)
     outputs: list[dict[str, list[Any]]] = []
 
     def observed(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
@@ -108,6 +121,8 @@ def run_trainer(out: Path, *, estimator: str, steps: int = 1, **trl: Any) -> Run
 
     def observed_loss(model: Any, inputs: dict[str, Any]) -> Any:
         loss_inputs.append(inputs)
+        if probe is not None:
+            probe(trainer, model, inputs)
         return compute_loss(model, inputs)
 
     trainer._compute_loss = observed_loss  # observes; the real loss still runs
