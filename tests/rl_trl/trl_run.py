@@ -35,8 +35,8 @@ def _client(handler: Any, role: str) -> ModelClient:
     return ModelClient(ScriptedBackend(handler), EndpointConfig(kind="scripted", model=role), role)
 
 
-def roles(user: Any = toy.user_states_feeling) -> Roles:
-    judge = toy.judge_for(even_length)
+def roles(user: Any = toy.user_states_feeling, judge: Any = None) -> Roles:
+    judge = judge or toy.judge_for(even_length)
     return Roles(user=_client(user, "user"), judge=_client(judge, "judge"))
 
 
@@ -71,18 +71,25 @@ def run_trainer(
     estimator: str,
     steps: int = 1,
     user: Any = toy.user_states_feeling,
+    judge: Any = None,
     probe: Probe | None = None,
+    setup: Callable[[Any], None] | None = None,
+    sandbox: dict[str, Any] | None = None,
     **trl: Any,
 ) -> Run:
-    """One ``MAPOTrainer.train()``; ``user``: the simulated user's handler; ``probe(trainer,
-    model, inputs)`` runs before each call of TRL's loss (observing, nothing changed)."""
+    """One ``MAPOTrainer.train()``; ``user``, ``judge``: the roles' handlers; ``probe(trainer,
+    model, inputs)`` runs before each call of TRL's loss (observing, nothing changed);
+    ``setup(trainer)`` after construction; ``sandbox``: SandboxConfig fields."""
     base, _, _ = resolve_model_dir(None, None, "policy")
     tokenizer = AutoTokenizer.from_pretrained(base)
     scenarios = [s for s in load_builtin().scenarios if s.labels.language == "en"][:2]
-    sandbox = SandboxConfig(
-        max_turns=2, min_turns=2, eval_every=1, system_prompt="none", director="rules"
+    settings = SandboxConfig(
+        max_turns=2, min_turns=2, eval_every=1, system_prompt="none", director="rules",
+        **(sandbox or {}),
+    )  # fmt: skip
+    rollout = empa_rollout_func(
+        scenarios, roles(user, judge), settings, max_reply_tokens=REPLY_TOKENS
     )
-    rollout = empa_rollout_func(scenarios, roles(user), sandbox, max_reply_tokens=REPLY_TOKENS)
     outputs: list[dict[str, list[Any]]] = []
 
     def observed(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
@@ -116,6 +123,8 @@ def run_trainer(
         rollout_func=observed,
         estimator=estimator,
     )
+    if setup is not None:
+        setup(trainer)
     loss_inputs: list[dict[str, Any]] = []
     compute_loss = trainer._compute_loss
 
