@@ -8,6 +8,9 @@ are the real ones."""
 
 from __future__ import annotations
 
+import asyncio
+import copy
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,6 +33,17 @@ from empathos.scenarios import load_builtin
 pytestmark = pytest.mark.slow
 
 REPLY = "I hear you and"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def event_loop_of_this_module() -> Iterator[None]:
+    """The event loop verl's ``AgentLoopBase`` takes (``asyncio.get_event_loop``), made and
+    closed here: left open, it would be collected, unclosed, during a later test."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield
+    loop.close()
+    asyncio.set_event_loop(None)
 
 
 class ScriptedServer:
@@ -149,7 +163,7 @@ def test_a_failed_dialogue_leaves_its_peers_advantages_as_if_it_were_absent(
 
 
 def test_a_colocated_reward_model_is_refused_at_start_up(trainer_config: Any, policy: Any) -> None:
-    config = trainer_config.copy()
+    config = copy.deepcopy(trainer_config)  # the session's config stays as it was
     with open_dict(config):
         config.reward.reward_model.enable = True
         config.reward.reward_model.enable_resource_pool = False
