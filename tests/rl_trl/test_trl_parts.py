@@ -4,6 +4,7 @@ estimator of the registry, unscored turns, the rewards, the errors users meet fi
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from empathos.errors import ConfigError, InputError
 from empathos.integrations.trl import MAPOTrainer, empa_outcome_reward, empa_reward
 from empathos.integrations.trl import empa_rollout_func as rollout_func
 from empathos.integrations.trl.placement import place_advantages
+from empathos.integrations.trl.samplers import model_sampler, needs_lockstep, refuse_unsharded_fsdp
 from empathos.integrations.trl.tokens import DialogueTokens, next_turn_ids
 from empathos.llm.local import resolve_model_dir
 from empathos.rl import AdvantageConfig, TurnBatch, compute_advantages, estimator_names
@@ -102,3 +104,30 @@ def test_bad_configuration_fails_before_training() -> None:
         MAPOTrainer(None, estimator="nope", rollout_func=rollout)
     with pytest.raises(ConfigError, match="rollout_func"):
         MAPOTrainer(None)
+
+
+def _trainer(processes: int, **kw: object) -> SimpleNamespace:
+    accelerator = SimpleNamespace(num_processes=processes, distributed_type="NO")
+    return SimpleNamespace(accelerator=accelerator, **kw)
+
+
+def test_fillers_only_where_the_engine_needs_lockstep() -> None:
+    server = {"use_vllm": True, "vllm_mode": "server"}
+    assert needs_lockstep(_trainer(2, **server))
+    assert not needs_lockstep(_trainer(1, **server))
+    assert not needs_lockstep(_trainer(2, use_vllm=False))  # the model's own generate
+    colocate = {"use_vllm": True, "vllm_mode": "colocate"}
+    assert not needs_lockstep(_trainer(2, vllm_tensor_parallel_size=1, **colocate))
+    assert needs_lockstep(_trainer(4, vllm_tensor_parallel_size=2, **colocate))
+
+
+def test_fsdp_without_vllm_is_refused_in_one_line() -> None:
+    from accelerate.utils import DistributedType
+
+    trainer = _trainer(2, use_vllm=False)
+    trainer.accelerator.distributed_type = DistributedType.FSDP
+    with pytest.raises(ConfigError, match="use_vllm") as err:
+        model_sampler(trainer)
+    assert "\n" not in str(err.value) and "summon_full_params" in str(err.value)
+    trainer.use_vllm = True
+    refuse_unsharded_fsdp(trainer)  # vLLM generates outside the sharded model: allowed

@@ -3,6 +3,7 @@ its loss received, the LoRA weights before and after, the logs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,14 +31,13 @@ def even_length(reply: str) -> bool:
     return len(reply) % 2 == 0
 
 
-def roles() -> Roles:
-    def make(handler: Any, role: str) -> ModelClient:
-        return ModelClient(
-            ScriptedBackend(handler), EndpointConfig(kind="scripted", model=role), role
-        )
+def _client(handler: Any, role: str) -> ModelClient:
+    return ModelClient(ScriptedBackend(handler), EndpointConfig(kind="scripted", model=role), role)
 
-    judge = toy.judge_for(even_length)
-    return Roles(user=make(toy.user_states_feeling, "user"), judge=make(judge, "judge"))
+
+def roles(user: Any = toy.user_states_feeling, judge: Any = None) -> Roles:
+    judge = judge or toy.judge_for(even_length)
+    return Roles(user=_client(user, "user"), judge=_client(judge, "judge"))
 
 
 def tiny_model(vocab: int) -> LlamaForCausalLM:
@@ -62,14 +62,34 @@ def _lora(model: Any) -> dict[str, torch.Tensor]:
     return {n: p.detach().clone() for n, p in model.named_parameters() if "lora_" in n}
 
 
-def run_trainer(out: Path, *, estimator: str, steps: int = 1, **trl: Any) -> Run:
+Probe = Callable[[Any, Any, dict[str, Any]], None]
+
+
+def run_trainer(
+    out: Path,
+    *,
+    estimator: str,
+    steps: int = 1,
+    user: Any = toy.user_states_feeling,
+    judge: Any = None,
+    probe: Probe | None = None,
+    setup: Callable[[Any], None] | None = None,
+    sandbox: dict[str, Any] | None = None,
+    **trl: Any,
+) -> Run:
+    """One ``MAPOTrainer.train()``; ``user``, ``judge``: the roles' handlers; ``probe(trainer,
+    model, inputs)`` runs before each call of TRL's loss (observing, nothing changed);
+    ``setup(trainer)`` after construction; ``sandbox``: SandboxConfig fields."""
     base, _, _ = resolve_model_dir(None, None, "policy")
     tokenizer = AutoTokenizer.from_pretrained(base)
     scenarios = [s for s in load_builtin().scenarios if s.labels.language == "en"][:2]
-    sandbox = SandboxConfig(
-        max_turns=2, min_turns=2, eval_every=1, system_prompt="none", director="rules"
+    settings = SandboxConfig(
+        max_turns=2, min_turns=2, eval_every=1, system_prompt="none", director="rules",
+        **(sandbox or {}),
+    )  # fmt: skip
+    rollout = empa_rollout_func(
+        scenarios, roles(user, judge), settings, max_reply_tokens=REPLY_TOKENS
     )
-    rollout = empa_rollout_func(scenarios, roles(), sandbox, max_reply_tokens=REPLY_TOKENS)
     outputs: list[dict[str, list[Any]]] = []
 
     def observed(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
@@ -103,11 +123,15 @@ def run_trainer(out: Path, *, estimator: str, steps: int = 1, **trl: Any) -> Run
         rollout_func=observed,
         estimator=estimator,
     )
+    if setup is not None:
+        setup(trainer)
     loss_inputs: list[dict[str, Any]] = []
     compute_loss = trainer._compute_loss
 
     def observed_loss(model: Any, inputs: dict[str, Any]) -> Any:
         loss_inputs.append(inputs)
+        if probe is not None:
+            probe(trainer, model, inputs)
         return compute_loss(model, inputs)
 
     trainer._compute_loss = observed_loss  # observes; the real loss still runs

@@ -129,6 +129,13 @@ def test_one_v1_training_step_with_verls_own_per_step_code(
     expected = _expected(dialogues, [str(k["uid"]) for k in rollouts.kwargs], length, None)
     advantages = stored["advantages"].to_padded_tensor(padding=0.0, output_size=expected.shape)
     torch.testing.assert_close(advantages, expected, rtol=0, atol=1e-5)
+    on = torch.zeros(expected.shape, dtype=torch.bool)
+    for i, o in enumerate(rollouts.outputs):
+        on[i, : len(o.response_mask)] = torch.tensor(list(o.response_mask), dtype=torch.bool)
+    for stat, value in (("mean", expected[on].mean()), ("max", expected[on].max()),
+                        ("min", expected[on].min())):  # fmt: skip
+        # verl's logged advantages are MAPO's, per token in the loss
+        assert metrics[f"critic/advantages/{stat}"] == pytest.approx(float(value), abs=1e-5)
     spans = [d.calls[-1].global_steps - d.calls[0].global_steps + 1 for d in dialogues]
     assert metrics["training/off_policy/trajectory_spans/max"] == max(spans)
     assert metrics["training/off_policy/trajectory_spans/mean"] == pytest.approx(np.mean(spans))

@@ -47,3 +47,11 @@ def judge(request: ChatRequest) -> Reply:
         k: {"level": lv, "evidence": "scripted", "reasoning": "scripted"}
         for k, lv in zip(keys, _LEVELS[pick], strict=True)
     }
+
+
+def user_down_after_turn_2(request: ChatRequest) -> Reply:
+    """:func:`user` until turn 2's reply; then its endpoint fails (the dialogue ends as
+    ``error``: a failed dialogue)."""
+    if _MARK.search(_text(request)) and "[u2]" in _text(request):
+        raise fault("fatal", "the user model is down")
+    return user(request)

@@ -190,19 +190,29 @@ class LocalPolicy:
         temperature: float = 1.0,
         top_p: float = 1.0,
         batch_size: int = 16,
+        logprob_temperature: float = 1.0,
     ) -> list[Generation]:
         """Sample one reply per prompt (greedy when ``temperature`` is 0), in batches.
 
         Sampling draws from torch's global generator: seed it (``torch.manual_seed``) for
-        reproducible rollouts. Log-probabilities are of the raw policy (temperature 1)."""
+        reproducible rollouts. Log-probabilities are ``log_softmax(logits /
+        logprob_temperature)`` of the raw logits: of the raw policy by default (1), of the
+        sampling distribution before top-p when given the sampling temperature."""
         out: list[Generation] = []
         for i in range(0, len(prompts), max(1, batch_size)):
             chunk = prompts[i : i + max(1, batch_size)]
-            out.extend(self._generate_batch(chunk, max_new_tokens, temperature, top_p))
+            out.extend(
+                self._generate_batch(chunk, max_new_tokens, temperature, top_p, logprob_temperature)
+            )
         return out
 
     def _generate_batch(
-        self, prompts: Sequence[Sequence[int]], max_new: int, temperature: float, top_p: float
+        self,
+        prompts: Sequence[Sequence[int]],
+        max_new: int,
+        temperature: float,
+        top_p: float,
+        logprob_temperature: float = 1.0,
     ) -> list[Generation]:
         pad = int(self.tokenizer.pad_token_id or self.tokenizer.eos_token_id)
         eos = self.eos_ids
@@ -237,7 +247,7 @@ class LocalPolicy:
         new = res.sequences[:, width:].cpu()
         if res.logits:
             logits = torch.stack([x.float() for x in res.logits], dim=1).cpu()  # (B, N, V)
-            logp = torch.log_softmax(logits, dim=-1)
+            logp = torch.log_softmax(logits / (logprob_temperature or 1.0), dim=-1)
             chosen = logp.gather(2, new[:, : logits.shape[1], None])[..., 0]
         else:
             chosen = torch.zeros(new.shape)

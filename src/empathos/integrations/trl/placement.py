@@ -10,6 +10,11 @@ loss; :func:`empathos.rl.broadcast_from_spans` puts turn k's advantage on the to
 reply (``turn_spans``) and 0 elsewhere. The token mask is false on the user's tokens, on
 template tokens and on turns the estimator keeps out of the loss (unscored turns, with
 ``invalid="drop"``).
+
+A failed dialogue (``failed``: the rollout's ``dialogue_error``, a role failed or the judge
+failed too often) enters the batch with no turns: it is in no normalisation group (batch,
+scenario, turn), gets no advantage and no token in the loss, and its peers' advantages are
+exactly those of the batch without it.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ class TokenAdvantages:
 
     ``batch``, ``result`` and ``spans`` (B, T, 2) cover every row (all processes); ``rows`` is
     this process's slice; ``advantages`` (b, L) float32 and ``mask`` (b, L) bool are its
-    tokens."""
+    tokens; ``failed`` (B,) bool the failed dialogues, left out."""
 
     batch: TurnBatch[torch.Tensor]
     result: AdvantageResult[torch.Tensor]
@@ -45,6 +50,7 @@ class TokenAdvantages:
     rows: slice
     advantages: torch.Tensor
     mask: torch.Tensor
+    failed: torch.Tensor
 
 
 def group_uids(rows: int, num_generations: int) -> torch.Tensor:
@@ -60,9 +66,12 @@ def turn_tensors(
     turn_rewards: Sequence[Sequence[float | None]],
     turn_spans: Sequence[Sequence[Sequence[int]]],
     uid: torch.Tensor,
+    failed: Sequence[bool] | None = None,
 ) -> tuple[TurnBatch[torch.Tensor], torch.Tensor]:
-    """The :class:`TurnBatch` (float64) and the spans (B, T, 2) int64 of the rows."""
+    """The :class:`TurnBatch` (float64) and the spans (B, T, 2) int64 of the rows; a
+    ``failed`` row has no turn (out of every statistic and of the loss)."""
     b = len(turn_rewards)
+    gone = [False] * b if failed is None else [bool(x) for x in failed]
     if len(turn_spans) != b:
         raise InputError(f"{len(turn_spans)} rows of spans for {b} rows", field="turn_spans")
     t = max([len(r) for r in turn_rewards] + [1])
@@ -75,6 +84,8 @@ def turn_tensors(
             raise InputError(f"row {i}: {len(row_spans)} spans for {len(row)} turns",
                              field="turn_spans")  # fmt: skip
         n = len(row)
+        if gone[i]:
+            continue
         turn_mask[i, :n] = True
         for k, r in enumerate(row):
             if r is not None:
@@ -95,10 +106,12 @@ def place_advantages(
     config: AdvantageConfig,
     rows: slice,
     seq_len: int,
+    failed: Sequence[bool] | None = None,
 ) -> TokenAdvantages:
-    """Advantages of every row by ``estimator``; this process's ``rows`` on ``seq_len`` tokens."""
+    """Advantages of every row by ``estimator``; this process's ``rows`` on ``seq_len`` tokens;
+    ``failed`` rows (failed dialogues) left out of the batch's statistics and the loss."""
     uid = group_uids(len(turn_rewards), num_generations)
-    batch, spans = turn_tensors(turn_rewards, turn_spans, uid)
+    batch, spans = turn_tensors(turn_rewards, turn_spans, uid, failed)
     result = compute_advantages(estimator, batch, config)
     adv, mask = broadcast_from_spans(
         result.advantages[rows],
@@ -107,4 +120,5 @@ def place_advantages(
         batch.turn_mask[rows],
         seq_len,
     )
-    return TokenAdvantages(batch, result, spans, rows, adv.to(torch.float32), mask)
+    gone = torch.tensor([bool(x) for x in failed or [False] * len(turn_rewards)])
+    return TokenAdvantages(batch, result, spans, rows, adv.to(torch.float32), mask, gone)

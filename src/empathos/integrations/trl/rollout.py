@@ -40,7 +40,8 @@ import numpy as np
 from empathos.errors import ConfigError
 from empathos.integrations.trl.samplers import (
     ReplySampler,
-    any_active,
+    needs_lockstep,
+    round_plan,
     sampler_for,
     trainer_tokenizer,
 )
@@ -145,31 +146,34 @@ class EmpaRollout:
                 g.tokens = DialogueTokens(opening_ids(tokenizer, messages))
                 g.start = g.last = state_packet(g.env.state).distance
         eos = _eos_ids(tokenizer, trainer)
-        # several processes on vLLM: every process sends as many prompts as it has rows in
-        # every round (TRL's engine slices the gathered outputs by equal shares)
-        lockstep = trainer.accelerator.num_processes > 1 and getattr(trainer, "use_vllm", False)
+        # fillers only where an engine shared by several processes hands back equal shares
+        lockstep = needs_lockstep(trainer)
         while True:
             active = [g for g in games if g.live]
-            if not any_active(trainer, len(active)):
+            rooms = [min(self.max_reply_tokens, budget - len(_tok(g).completion_ids))
+                     for g in active]  # fmt: skip
+            go, cap = round_plan(trainer, len(active), max(rooms, default=1))
+            if not go:
                 break
             filler = len(games) - len(active) if lockstep else 0
-            await self._round(active, sampler, tokenizer, eos, budget, filler)
+            await self._round(active, rooms, cap, sampler, tokenizer, eos, budget, filler)
         return games
 
     async def _round(
         self,
         active: list[_Game],
+        rooms: list[int],
+        cap: int,
         sampler: ReplySampler,
         tokenizer: Any,
         eos: set[int],
         budget: int,
         filler: int,
     ) -> None:
-        """One turn of every active dialogue: sample the replies, step the environments,
-        append the next user lines. ``filler`` one-token prompts are sent along, and their
-        replies dropped."""
-        rooms = [min(self.max_reply_tokens, budget - len(_tok(g).completion_ids)) for g in active]
-        cap = max(rooms, default=self.max_reply_tokens)
+        """One turn of every active dialogue: sample the replies (``cap``: the round's cap,
+        agreed over the processes; each reply is then cut to its dialogue's ``room``), step
+        the environments, append the next user lines. ``filler`` one-token prompts are sent
+        along, and their replies dropped."""
         pad = [[min(eos)]] * filler
         samples = sampler([_tok(g).context for g in active] + pad, cap)[: len(active)]
         texts, ends = [], []

@@ -10,8 +10,15 @@ dialogue, the sampled reply ids and the sampling log-probability of each:
   those in its importance-sampling correction).
 - :func:`model_sampler` (otherwise): the trainer's model (unwrapped from accelerate) through
   :class:`empathos.llm.local.LocalPolicy` ``generate``, at the trainer's ``temperature`` and
-  ``top_p``. Log-probs are of the raw policy (temperature 1); TRL uses sampling log-probs only
-  for its vLLM correction, and recomputes the old policy's when it needs them.
+  ``top_p``. Log-probs are taken at the sampling temperature (``log_softmax(logits / T)``), as
+  TRL computes its own: TRL 1.16 compares them with the policy's in its off-policy mask
+  (``off_policy_mask_threshold``). FSDP without vLLM is refused (:func:`refuse_unsharded_fsdp`).
+
+Each generation round is agreed across processes by :func:`round_plan` (one gather): whether
+any process still has a dialogue, and one reply cap, the largest any process asked for, since
+an engine shared by several processes (vLLM's server; a colocated engine with tensor parallel
+size > 1) takes its sampling settings from one of them. :func:`needs_lockstep`: whether every
+process must also send the same number of prompts.
 """
 
 from __future__ import annotations
@@ -23,13 +30,16 @@ from typing import Any, Protocol
 
 import torch
 
+from empathos.errors import ConfigError
 from empathos.llm.local import LocalPolicy
 
 __all__ = [
     "ReplySampler",
     "Sampled",
-    "any_active",
     "model_sampler",
+    "needs_lockstep",
+    "refuse_unsharded_fsdp",
+    "round_plan",
     "sampler_for",
     "trainer_tokenizer",
     "vllm_sampler",
@@ -56,8 +66,24 @@ def trainer_tokenizer(trainer: Any) -> Any:
     return getattr(processing, "tokenizer", processing)
 
 
+def refuse_unsharded_fsdp(trainer: Any) -> None:
+    """FSDP without vLLM is refused: the model sampler generates outside TRL's
+    ``unwrap_model_for_generation`` / ``summon_full_params`` and without ``synced_gpus``, so
+    processes whose dialogues need different numbers of forward passes would hang."""
+    if getattr(trainer, "use_vllm", False):
+        return
+    kind = str(getattr(trainer.accelerator, "distributed_type", ""))
+    if getattr(trainer, "is_fsdp_enabled", False) or kind.endswith("FSDP"):
+        raise ConfigError(
+            "FSDP needs use_vllm=True with empa_rollout_func: the model's own generate runs "
+            "outside TRL's summon_full_params, and processes with unequal dialogues would hang",
+            field="use_vllm",
+        )
+
+
 def model_sampler(trainer: Any) -> ReplySampler:
     """Replies from the trainer's model's ``generate`` (see the module docstring)."""
+    refuse_unsharded_fsdp(trainer)
     model = trainer.accelerator.unwrap_model(trainer.model)
     param = next(model.parameters())
     policy = LocalPolicy(
@@ -79,6 +105,7 @@ def model_sampler(trainer: Any) -> ReplySampler:
             temperature=float(args.temperature),
             top_p=float(args.top_p),
             batch_size=len(prompts),
+            logprob_temperature=float(args.temperature),
         )
         return [Sampled(list(g.token_ids), list(g.logprobs)) for g in gens]
 
@@ -95,6 +122,8 @@ def vllm_sampler(trainer: Any) -> ReplySampler:
     engine = trainer.vllm_generation
 
     def sample(prompts: Sequence[Sequence[int]], max_tokens: int) -> list[Sampled]:
+        if not prompts:  # no engine collective without lockstep (needs_lockstep)
+            return []
         saved = engine.max_completion_length
         engine.max_completion_length = max_tokens
         try:
@@ -118,11 +147,25 @@ def sampler_for(trainer: Any) -> ReplySampler:
     return model_sampler(trainer)
 
 
-def any_active(trainer: Any, count: int) -> bool:
-    """Whether any process still has an active dialogue (collective on several processes:
-    vLLM and DeepSpeed calls must be made by every process in each round)."""
+def needs_lockstep(trainer: Any) -> bool:
+    """Whether every process must send the same number of prompts in every round: vLLM's
+    server (TRL hands back equal shares of the gathered outputs) and a colocated engine with
+    tensor parallel size > 1 (the same, within its group). A colocated engine per process
+    (tensor parallel 1) needs nothing: fillers there would be waste."""
+    if trainer.accelerator.num_processes <= 1 or not getattr(trainer, "use_vllm", False):
+        return False
+    mode = getattr(trainer, "vllm_mode", "server")
+    return mode != "colocate" or int(getattr(trainer, "vllm_tensor_parallel_size", 1)) > 1
+
+
+def round_plan(trainer: Any, count: int, cap: int) -> tuple[bool, int]:
+    """(whether any process still has an active dialogue, the round's reply cap): ``count``
+    and ``cap`` are this process's; the cap agreed is the largest over every process. A
+    collective on several processes (one gather): every process calls it each round, so
+    vLLM's and DeepSpeed's collective calls stay in step."""
     accelerator = trainer.accelerator
     if accelerator.num_processes <= 1:
-        return count > 0
-    total = accelerator.gather(torch.tensor([count], device=accelerator.device)).sum()
-    return bool(int(total.item()) > 0)
+        return count > 0, cap
+    mine = torch.tensor([[count, cap]], dtype=torch.int64, device=accelerator.device)
+    every = accelerator.gather(mine).reshape(-1, 2)
+    return bool(int(every[:, 0].sum().item()) > 0), int(every[:, 1].max().item())

@@ -43,7 +43,7 @@ from verl.experimental.agent_loop.agent_loop import (
 from verl.experimental.agent_loop.tool_agent_loop import SPEC_DECODE_EXTRA_KEYS
 
 from empathos.errors import ConfigError
-from empathos.integrations.verl.checks import refuse_mask_rewrites
+from empathos.integrations.verl.checks import refuse_colocated_reward_model, refuse_mask_rewrites
 from empathos.integrations.verl.layout import PlacedTurn, encode_turns
 from empathos.integrations.verl.names import AGENT_NAME
 from empathos.integrations.verl.settings import World, world_for
@@ -51,7 +51,15 @@ from empathos.integrations.verl.version import require_verl
 from empathos.sandbox import EmpathyEnv
 from empathos.scenarios import Scenario
 
-__all__ = ["AGENT_NAME", "EmpathyAgentLoop", "EmpathyOutput", "merge_server_fields", "rollout_seed"]
+__all__ = [
+    "AGENT_NAME",
+    "EmpathyAgentLoop",
+    "EmpathyOutput",
+    "finish_reason",
+    "merge_server_fields",
+    "rollout_seed",
+    "turn_end_id",
+]
 
 require_verl()
 
@@ -111,6 +119,38 @@ def merge_server_fields(fields: dict[str, Any], call: dict[str, Any]) -> None:
         fields.setdefault(key, value)
 
 
+_MARK = "\u2063empathos-reply\u2063"
+
+
+def turn_end_id(tokenizer: Any) -> int:
+    """The chat template's end-of-turn token: the first token the template writes after an
+    assistant message's content (``<|im_end|>`` in ChatML)."""
+    messages = [{"role": "user", "content": "."}, {"role": "assistant", "content": _MARK}]
+    text = str(tokenizer.apply_chat_template(messages, tokenize=False))
+    cut = text.find(_MARK)
+    after = tokenizer(text[cut + len(_MARK) :], add_special_tokens=False)["input_ids"]
+    if cut < 0 or not after:
+        raise ConfigError(
+            "the chat template writes nothing after an assistant message: the empathos agent "
+            "loop cannot close a reply cut at max_reply_tokens",
+            field="actor_rollout_ref.model.path",
+        )
+    return int(after[0])
+
+
+def finish_reason(stop_reason: str | None, ids: list[int], max_tokens: int, ends: set[int]) -> str:
+    """``stop`` or ``length`` for the judge: ``stop`` when the reply ends with an end token;
+    else the server's stop reason when it names one (SGLang's ``length`` / ``stop``, and
+    ``length`` from verl's ``LLMServerClient`` when it hit ``max_tokens``); verl's vLLM server
+    reports both as ``completed``, and then a reply without an end token that filled
+    ``max_tokens`` was cut."""
+    if ids and ids[-1] in ends:
+        return "stop"
+    if stop_reason in ("length", "stop"):
+        return stop_reason
+    return "length" if len(ids) >= max_tokens else "stop"
+
+
 @dataclass
 class _Dialogue:
     """The token state of one rollout: the runtime tokens, the response's mask (and log
@@ -127,6 +167,7 @@ class _Dialogue:
     header: int
     turns: list[tuple[int, float | None]] = field(default_factory=list)  # (header, score)
     truncated: bool = False
+    open_reply: bool = False  # the last reply was cut: not closed by its end-of-turn token
     timing: dict[str, float] = field(default_factory=lambda: {"gen": 0.0, "env": 0.0})
     server: dict[str, Any] = field(default_factory=dict)  # merged extra_fields of the calls
     preempted: int | None = None  # summed num_preempted (None: the server never said)
@@ -166,6 +207,7 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         kwargs.pop("name", None)  # the entry name, when registered from a config file
         super().__init__(*args, **kwargs)
         refuse_mask_rewrites(self.config.get("algorithm"))
+        refuse_colocated_reward_model(self.config)
         self.world = world_for(empathos if empathos is not None else self.config.get("empathos"))
         self.response_length = int(self.rollout_config.response_length)
         cap = self.rollout_config.multi_turn.get("max_assistant_turns")
@@ -220,8 +262,14 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
             raise ConfigError("too short for one reply", field="rollout.response_length")
         logprobs = [0.0] * len(gen) if self.rollout_config.calculate_log_probs else None
         self._header_tokens = list(gen[-2:])
+        self._turn_end = turn_end_id(self.tokenizer)
         return _Dialogue(list(full), len(full) - len(gen), [0] * len(gen), logprobs, messages,
                          header=len(gen) - 2)  # fmt: skip
+
+    def _ends(self) -> set[int]:
+        """The tokens that end a reply: the template's end of turn and the tokenizer's eos."""
+        eos = getattr(self.tokenizer, "eos_token_id", None)
+        return {self._turn_end} | ({int(eos)} if eos is not None else set())
 
     async def _turn(
         self, d: _Dialogue, env: EmpathyEnv, request_id: str, sampling_params: dict[str, Any]
@@ -252,7 +300,8 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         )
         d.runtime, d.logprobs = list(merged.token_ids), lp if with_lp else None
         text = self.tokenizer.decode(ids, skip_special_tokens=True).strip()
-        finish = "length" if len(ids) >= max_tokens else "stop"
+        finish = finish_reason(out.stop_reason, ids, max_tokens, self._ends())
+        d.open_reply = ids[-1] != self._turn_end
         started = time.perf_counter()
         step = await env.step(text, finish_reason=finish)
         d.timing["env"] += time.perf_counter() - started
@@ -269,14 +318,17 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         reply would fit in the response any more (the dialogue is cut there)."""
         previous = list(d.messages)
         messages = [*previous, {"role": "user", "content": user_line}]
-        merged, mask, lp = await self.ct_merge_context_msg(
-            previous, messages, d.runtime, d.mask, d.logprobs
-        )
+        runtime, mask, lp = d.runtime, d.mask, d.logprobs
+        if d.open_reply:  # a cut reply is closed as a finished one is: its end-of-turn token
+            runtime, mask = [*runtime, self._turn_end], [*mask, 0]
+            lp = None if lp is None else [*lp, 0.0]
+        merged, mask, lp = await self.ct_merge_context_msg(previous, messages, runtime, mask, lp)
         if len(mask) + 1 > self.response_length:
             d.truncated = True
             return False
         d.runtime, d.mask, d.messages = list(merged.token_ids), mask, messages
         d.logprobs = lp if d.logprobs is not None else None
+        d.open_reply = False
         if d.runtime[-2:] != self._header_tokens or any(mask[-2:]):
             raise RuntimeError("verl's token builder did not end the context with the generation "
                                "prompt: the next turn's header cannot be recorded")  # fmt: skip
@@ -288,9 +340,10 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         ``ToolAgentLoop``): the server's per-call fields carried through (``global_steps``,
         ``min_global_steps``, ``max_global_steps``, ...), ``turn_scores`` and ``tool_rewards``
         (none: the sandbox has no tools), the summed ``num_preempted``."""
-        rm, mask = encode_turns(d.mask, _place(d.mask, d.turns))
-        scores = [score for _header, score in d.turns]
         term = env.state.termination
+        failed = term is not None and term.kind.value == "error"
+        rm, mask = encode_turns(d.mask, _place(d.mask, d.turns), failed=failed)
+        scores = [score for _header, score in d.turns]
         extra = {
             **d.server,
             "turn_scores": scores,
@@ -300,6 +353,7 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
                 "seed": seed,
                 "termination": term.kind.value if term is not None else None,
                 "truncated": d.truncated,
+                "failed": failed,
                 "turns": len(d.turns),
                 "unscored_turns": sum(s is None for s in scores),
             },
@@ -318,7 +372,7 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
             multi_modal_data={},
             mm_processor_kwargs=None,
             mm_processor_output=None,
-            reward_score=float(sum(s for s in scores if s is not None)),
+            reward_score=0.0 if failed else float(sum(s for s in scores if s is not None)),
             num_turns=sum(m.get("role") in ("user", "assistant") for m in d.messages),
             metrics=metrics,
             extra_fields=extra,

@@ -8,7 +8,7 @@ from typing import Any
 
 from empathos.errors import ConfigError
 
-__all__ = ["refuse_mask_rewrites"]
+__all__ = ["refuse_colocated_reward_model", "refuse_mask_rewrites"]
 
 
 def _get(node: Any, key: str) -> Any:
@@ -40,4 +40,22 @@ def refuse_mask_rewrites(algorithm: Any) -> None:
             "algorithm.rollout_correction.bypass_mode=true (the rejection then applies in the "
             "actor's loss)",
             field="algorithm.rollout_correction.rollout_rs",
+        )
+
+
+def refuse_colocated_reward_model(config: Any) -> None:
+    """Refuse verl's colocated reward model (``reward.reward_model.enable`` without
+    ``enable_resource_pool``; ``config``: verl's whole trainer config, any form).
+
+    verl's V1 trainer then scores the batch after sampling and writes the reward model's
+    ``rm_scores`` over the agent loop's, erasing the per-turn layout MAPO reads; the estimator
+    would fail with the layout's generic message. The empathos judge is the reward: leave
+    the reward model off (or give it its own resource pool and do not rely on its scores)."""
+    model = _get(_get(config, "reward"), "reward_model")
+    if _get(model, "enable") and not _get(model, "enable_resource_pool"):
+        raise ConfigError(
+            "a colocated reward model overwrites rm_scores after sampling, erasing MAPO's "
+            "per-turn layout: set reward.reward_model.enable=false (the empathos judge gives "
+            "the rewards)",
+            field="reward.reward_model.enable",
         )

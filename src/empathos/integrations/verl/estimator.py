@@ -11,7 +11,9 @@ laid out (:mod:`.layout`: each scored turn's reward is the sum of its tokens' re
 judge's score plus every token's in-reward KL penalty), computes the advantages with
 :func:`empathos.rl.compute_advantages` (the code the simulation and ``empathos train`` use)
 and returns ``(advantages, returns)`` of shape (B, L): every token of a scored turn gets its
-turn's value; masked tokens (user lines, templates, unscored turns) get 0.
+turn's value; masked tokens (user lines, templates, unscored turns) get 0. A failed dialogue
+(:mod:`.layout`) has no turn: it gets 0 and is in no normalisation; how many were left out is
+logged (a warning of this module's logger: verl gives an estimator no metrics dict).
 
 ``gamma`` is verl's ``algorithm.gamma`` as given (1.0 included: verl's ``AlgoConfig.gamma``
 defaults to 1.0, so a recipe must set 0.85 for the MAPO paper's setting, as ``examples/verl``
@@ -23,6 +25,7 @@ processes import; another alpha under a name that already holds one is refused.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -45,6 +48,7 @@ require_verl()
 
 __all__ = ["default_names", "make_estimator", "register_estimators"]
 
+_log = logging.getLogger(__name__)
 _MAPO_GAMMA = AdvantageConfig().gamma
 _ALPHA = "_empathos_alpha"  # the attribute recording a registered function's alpha
 
@@ -83,6 +87,9 @@ def make_estimator(estimator: str, alpha: float = 0.5) -> VerlEstimator:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         refuse_mask_rewrites(config)
         turns = decode_turns(token_level_rewards, response_mask, index)
+        failed = int(turns.failed.sum())
+        if failed:  # verl hands an estimator no metrics dict: the count goes to the log
+            _log.warning("%s: %d failed dialogue(s) left out of the batch", estimator, failed)
         cfg = AdvantageConfig(alpha=alpha, gamma=_gamma(config))
         result = compute_advantages(estimator, turns.batch, cfg)
         length = int(response_mask.shape[1])

@@ -19,6 +19,10 @@ agent loop (:mod:`.agent_loop`) writes each dialogue's turn structure into its o
 - **Unscored turn** (the judge gave no usable rating): its tokens are taken out of
   ``response_mask``: out of the loss, out of verl's KL penalty and its statistics. The header
   keeps its place, so later turns keep their turn index (MAPO normalises per turn index).
+- **Failed dialogue** (it ended as ``error``: a role failed, or the judge failed too often):
+  every header carries (+3, -3), every reply leaves ``response_mask`` and no score is written.
+  The estimator reads such a row as having no turn at all: it is in no normalisation (batch,
+  scenario, turn) and gets no advantage, so its peers get exactly what they would without it.
 
 A turn spans from after its header to the next header (or the row's end); the user's lines and
 templates in between are masked and carry nothing. A row with policy tokens and no header did
@@ -38,6 +42,7 @@ from empathos.rl import TurnBatch
 from empathos.rl.kl import turn_kl_from_spans
 
 __all__ = [
+    "FAILED",
     "SCORED",
     "UNSCORED",
     "DecodedTurns",
@@ -49,6 +54,7 @@ __all__ = [
 
 SCORED = 1.0
 UNSCORED = 2.0
+FAILED = 3.0
 
 _WHAT_TO_CONFIGURE = (
     "the rows did not come from the empathos agent loop: give the rows agent_name "
@@ -83,10 +89,11 @@ class PlacedTurn:
 
 
 def encode_turns(
-    response_mask: Sequence[int], turns: Sequence[PlacedTurn]
+    response_mask: Sequence[int], turns: Sequence[PlacedTurn], failed: bool = False
 ) -> tuple[list[float], list[int]]:
     """(rm_scores, response_mask) of one response with ``turns`` placed (see the module
-    docstring); ``response_mask`` marks the policy's tokens, turns in order."""
+    docstring); ``response_mask`` marks the policy's tokens, turns in order; ``failed``: the
+    dialogue failed (every turn marked so, no score, no token in the mask)."""
     mask = [int(x) for x in response_mask]
     rm = [0.0] * len(mask)
     previous_end = 0
@@ -95,9 +102,9 @@ def encode_turns(
             raise ValueError(f"turn {k + 1} is misplaced: {turn}")
         if mask[turn.header] or mask[turn.header + 1] or not all(mask[turn.start : turn.end]):
             raise ValueError(f"turn {k + 1}: the header must be masked, the reply not: {turn}")
-        code = SCORED if turn.score is not None else UNSCORED
+        code = FAILED if failed else SCORED if turn.score is not None else UNSCORED
         rm[turn.header], rm[turn.header + 1] = code, -code
-        if turn.score is None:
+        if failed or turn.score is None:
             mask[turn.start : turn.end] = [0] * (turn.end - turn.start)
         else:
             rm[turn.end - 1] = float(turn.score)
@@ -109,20 +116,22 @@ def encode_turns(
 class DecodedTurns:
     """A verl batch read back as turns: the :class:`TurnBatch` for :mod:`empathos.rl` and
     ``spans`` (B, T, 2), each turn's [start, end) token range (its reply and the masked
-    context after it), to broadcast the turn advantages onto tokens."""
+    context after it), to broadcast the turn advantages onto tokens; ``failed`` (B,) the
+    failed dialogues (no turn in ``batch``)."""
 
     batch: TurnBatch[torch.Tensor]
     spans: torch.Tensor
+    failed: torch.Tensor
 
 
 def _headers(values: torch.Tensor, off: torch.Tensor) -> torch.Tensor:
-    """(B, L) int8: 1 or 2 where a scored or unscored header starts, else 0."""
+    """(B, L) int8: 1, 2 or 3 where a scored, unscored or failed turn's header starts, else 0."""
     code = torch.zeros(values.shape, dtype=torch.int8, device=values.device)
     if values.shape[1] < 2:
         return code
     first, second = values[:, :-1], values[:, 1:]
     both_off = off[:, :-1] & off[:, 1:]
-    for value, mark in ((SCORED, 1), (UNSCORED, 2)):
+    for value, mark in ((SCORED, 1), (UNSCORED, 2), (FAILED, 3)):
         hit = both_off & (first == value) & (second == -value)
         code[:, :-1] = torch.where(hit, torch.tensor(mark, dtype=torch.int8), code[:, :-1])
     return code
@@ -191,11 +200,13 @@ def decode_turns(
     rows = torch.arange(pos.shape[0], device=pos.device)[:, None].expand_as(pos)
     opens = on[rows, (pos + 2).clamp_max(max(length - 1, 0))] & (pos + 2 < length)
     scored = turn_mask & (kind == 1)
-    bad = (scored & ~opens) | (turn_mask & (kind == 2) & opens)
+    bad = (scored & ~opens) | (turn_mask & (kind >= 2) & opens)
     _fail_if(bad, "has a turn header that does not match the policy's tokens after it",
              "response_mask")  # fmt: skip
     sums = turn_kl_from_spans(values.double() * on, spans, turn_mask)
     rewards = torch.where(scored, sums, torch.full_like(sums, float("nan")))
     uid = torch.as_tensor(group_ids(index, int(pos.shape[0])), device=values.device)
-    batch = TurnBatch(rewards=rewards, valid=scored, turn_mask=turn_mask, uid=uid)
-    return DecodedTurns(batch=batch, spans=spans)
+    failed = (turn_mask & (kind == 3)).any(dim=1)
+    present = turn_mask & ~failed[:, None]  # a failed dialogue has no turn in the batch
+    batch = TurnBatch(rewards=rewards, valid=scored & present, turn_mask=present, uid=uid)
+    return DecodedTurns(batch=batch, spans=spans, failed=failed)
