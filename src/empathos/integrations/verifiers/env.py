@@ -112,7 +112,7 @@ class EmpaEnvConfig(vf.EnvConfig):  # type: ignore[misc]
     """Base of the dialogues' seeds (recorded in each record)."""
 
 
-def sandbox_roles(config: EmpaEnvConfig, sandbox: SandboxConfig) -> Roles:
+def _sandbox_roles(config: EmpaEnvConfig, sandbox: SandboxConfig) -> Roles:
     """The person, judge and (director 'model') director on the configured endpoints."""
     unknown = sorted(set(config.roles) - set(SANDBOX_ROLES))
     if unknown:
@@ -149,7 +149,7 @@ class EmpaEnv(vf.Env[EmpaEnvConfig]):  # type: ignore[misc]
             self.sandbox = SandboxConfig.model_validate(config.sandbox)
         except ValueError as exc:
             raise ConfigError(f"invalid: {exc}", field="env.sandbox") from None
-        self.roles = sandbox_roles(config, self.sandbox)
+        self.roles = _sandbox_roles(config, self.sandbox)
 
     async def run(self, task: EmpaTask, agents: Any) -> None:
         scenario = Scenario.model_validate(task.data.scenario)
@@ -182,7 +182,7 @@ class EmpaEnv(vf.Env[EmpaEnvConfig]):  # type: ignore[misc]
                     break
                 line = step.observation[-1].content
             trace = chat.trace
-        record_outcome(trace, log, env.record(), self.config.reward, self.sandbox, truncated)
+        _record_outcome(trace, log, env.record(), self.config.reward, self.sandbox, truncated)
 
 
 def _ended_by_harness(env: EmpathyEnv, trace: Any) -> bool:
@@ -195,7 +195,7 @@ def _ended_by_harness(env: EmpathyEnv, trace: Any) -> bool:
     return False
 
 
-def record_outcome(
+def _record_outcome(
     trace: Any,
     log: DialogueLog,
     record: DialogueRecord,
