@@ -11,6 +11,7 @@ if [ ! -x .venv-verifiers/bin/python ]; then
   "$PY" -m venv .venv-verifiers
 fi
 pipq() { .venv-verifiers/bin/python -m pip --quiet --disable-pip-version-check "$@"; }
-pipq install --no-deps -r requirements-verifiers.lock
+# --no-compile: packages are not byte-compiled up front; Python compiles what it imports, once.
+pipq install --no-deps --no-compile -r requirements-verifiers.lock
 # --no-deps: empathos's torch stack and openai 3 stay out (the lock is the whole set)
 pipq install --no-deps --no-build-isolation -e . -e environments/empathos_empa

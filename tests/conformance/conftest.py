@@ -1,5 +1,5 @@
 """Fixtures of the conformance suite: the reference every door is compared with (the
-``empathos run`` door, once per module) and the process state Inspect changes."""
+``empathos run`` door, once per session) and the process state Inspect changes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from every_door import Outcome, reference
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ref(tmp_path_factory: pytest.TempPathFactory) -> Outcome:
     return reference(tmp_path_factory.mktemp("reference"))
 

@@ -22,7 +22,9 @@ from empathos.records import DialogueRecord, load_records
 HERE = Path(__file__).resolve().parent
 ROLES_FILE = HERE / "conformance_roles.py"
 CASE = "script_901"
-SANDBOX: dict[str, Any] = {"max_turns": 4, "min_turns": 4, "eval_every": 1, "director": "model"}
+# Five turns: the judge's refusal at turn 2 (conformance_roles.UNSCORED_TURN) leaves 1/5
+# unscored, within the default unscored_share_limit (20%).
+SANDBOX: dict[str, Any] = {"max_turns": 5, "min_turns": 5, "eval_every": 1, "director": "model"}
 SANDBOX_ROLES = ("user", "judge", "director")
 
 # An invented persona card and story in the published layout (cases/script_NNN.md,

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conformance_roles import policy_reply
+from conformance_roles import UNSCORED_TURN, policy_reply
 from every_door import (
     CASE,
     SANDBOX,
@@ -51,12 +51,16 @@ def _epmq(record: DialogueRecord) -> float | None:
     return score_records(record.model or "", [record], EPMConfig.preset("reference")).epmq
 
 
-def test_the_reference_is_a_whole_scored_dialogue(ref: Outcome) -> None:
-    """The run door's dialogue: every turn scored, distinct rewards, EPM-Q in range."""
-    assert len(ref.replies) == SANDBOX["max_turns"] == len(ref.rewards)
-    assert ref.replies == tuple(policy_reply(t) for t in range(1, 5))
-    assert all(r is not None and math.isfinite(r) for r in ref.rewards)
-    assert len(set(ref.rewards)) == len(ref.rewards), "turns the judge tells apart"
+def test_the_reference_is_a_whole_dialogue_with_one_unscored_turn(ref: Outcome) -> None:
+    """The run door's dialogue: every turn scored but UNSCORED_TURN, distinct rewards,
+    EPM-Q in range."""
+    turns = SANDBOX["max_turns"]
+    assert len(ref.replies) == turns == len(ref.rewards)
+    assert ref.replies == tuple(policy_reply(t) for t in range(1, turns + 1))
+    assert ref.rewards[UNSCORED_TURN - 1] is None
+    scored = [r for r in ref.rewards if r is not None]
+    assert len(scored) == turns - 1 and all(math.isfinite(r) for r in scored)
+    assert len(set(scored)) == len(scored), "turns the judge tells apart"
     assert ref.termination == "timeout" and ref.epmq is not None and 0 < ref.epmq < 200
 
 
@@ -144,6 +148,7 @@ def test_inspect_door(ref: Outcome, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     replies and per-turn rewards)."""
     pytest.importorskip("inspect_ai", reason="needs the inspect extra")
     from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
     from role_server import MODEL, RoleServer
 
     from empathos.integrations.inspect.transcript import RECORD_KEY
@@ -154,10 +159,14 @@ def test_inspect_door(ref: Outcome, tmp_path: Path, monkeypatch: pytest.MonkeyPa
         for name in ("policy", *SANDBOX_ROLES):
             monkeypatch.setenv(f"{name.upper()}_BASE_URL", server.url(name))
             monkeypatch.setenv(f"{name.upper()}_API_KEY", "unused")
+        # the judge's failing call: one HTTP attempt per Inspect attempt, one Inspect retry
+        judge = get_model(f"openai-api/judge/{MODEL}", memoize=False, max_retries=0)
+        roles: dict[str, Any] = {r: f"openai-api/{r}/{MODEL}" for r in ("user", "director")}
         [log] = inspect_eval(
             "empathos/empa",
             model=f"openai-api/policy/{MODEL}",
-            model_roles={r: f"openai-api/{r}/{MODEL}" for r in SANDBOX_ROLES},
+            model_roles={**roles, "judge": judge},
+            max_retries=1,
             task_args={"scenarios": str(scenarios), "cases": CASE, **SANDBOX},
             log_dir=str(tmp_path / "logs"),
             display="none",

@@ -59,7 +59,9 @@ def _line(row: dict[str, Any]) -> str:
         parts.append(f"judge {levels}" if row["scored"] else "judge unscored")
         p = ", ".join(f"{x:g}" for x in row["P"])
         parts.append(f"P ({p}) distance {row['distance']:.2f}")
-        parts.append(f"delta_E {row['delta_E']:.2f} E_total {row['E_total']:.2f}")
+        # an unscored evaluation leaves P where it was and has no delta_E
+        delta = "-" if row["delta_E"] is None else f"{row['delta_E']:.2f}"
+        parts.append(f"delta_E {delta} E_total {row['E_total']:.2f}")
     if "director" in row:
         parts.append(f"director {row['director']}")
     return " | ".join(parts)
