@@ -12,11 +12,20 @@ import uvicorn
 from conformance_roles import director, judge, policy, user
 from fastapi import FastAPI
 
-from empathos.llm.scripted import ScriptedBackend
+from empathos.llm import ChatRequest
+from empathos.llm.scripted import Reply, ScriptedBackend, fault
 from empathos.llm.server import create_app, listen_socket
 
 MODEL = "m"
-HANDLERS = {"policy": policy, "user": user, "judge": judge, "director": director}
+
+
+def broken(request: ChatRequest) -> Reply:
+    """A policy endpoint that refuses every request (HTTP 400)."""
+    raise fault("fatal", "this policy endpoint refuses every request")
+
+
+HANDLERS = {"policy": policy, "user": user, "judge": judge, "director": director,
+            "broken": broken}  # fmt: skip
 
 
 class _Close:

@@ -51,23 +51,27 @@ def eval_config(scenarios: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``vf-eval empathos-empa`` once: the policy served on a loopback server."""
-    tmp = tmp_path_factory.mktemp("vf")
+def vf_eval(tmp: Path, *extra: str, policy: str = "policy") -> Path:
+    """``vf-eval empathos-empa`` (the policy served on a loopback server); its run directory."""
     config = tmp / "empa.toml"
     config.write_text(eval_config(write_scenario(tmp / "scenarios")), encoding="utf-8")
     vf_eval = Path(sys.executable).with_name("vf-eval")
     with RoleServer() as server:
         done = subprocess.run(
             [str(vf_eval), "empathos-empa", "@", str(config), "--model", MODEL,
-             "--client.base-url", server.url("policy"), "--client.api-key-var", "EMPA_TEST_KEY",
-             "--no-push", "--no-rich", "-o", str(tmp / "out"), "--run.name", "conformance"],
+             "--client.base-url", server.url(policy), "--client.api-key-var", "EMPA_TEST_KEY",
+             "--no-push", "--no-rich", "-o", str(tmp / "out"), "--run.name", "conformance",
+             *extra],
             cwd=tmp, env={**os.environ, "EMPA_TEST_KEY": "unused"}, capture_output=True,
             text=True, timeout=600,
         )  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
     return tmp / "out" / "conformance"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return vf_eval(tmp_path_factory.mktemp("vf"))
 
 
 def _assistant_trace(run_dir: Path) -> dict[str, Any]:
@@ -113,6 +117,28 @@ def test_the_assistant_sees_neither_the_card_nor_the_story(run_dir: Path) -> Non
     assert CARD.splitlines()[0] not in seen
     roles = [m["role"] for m in _messages(trace)]
     assert roles[:2] == ["system", "user"] and roles.count("assistant") == SANDBOX["max_turns"]
+
+
+def test_the_assistants_turn_limit_truncates_the_dialogue(ref: Outcome, tmp_path: Path) -> None:
+    """``--env.assistant.max-turns 2``: verifiers' harness stops the assistant after two
+    turns; the trace says ``truncated``, keeps those turns' rewards, and the record ends as
+    an error with the reason (no EPM-Q: reward 0)."""
+    trace = _assistant_trace(vf_eval(tmp_path, "--env.assistant.max-turns", "2"))
+    info = trace["info"]["empathos"]
+    assert info["termination"] == "truncated" and trace["metrics"]["termination_truncated"] == 1
+    assert tuple(info["turn_rewards"]) == ref.rewards[:2]
+    assert info["record"]["termination"]["kind"] == "error"
+    assert "truncated: the assistant's harness stopped" in info["record"]["termination"]["reason"]
+    assert trace["rewards"]["epmq"]["score"] == 0.0
+
+
+def test_a_failed_model_call_ends_the_dialogue_as_an_error(tmp_path: Path) -> None:
+    trace = _assistant_trace(vf_eval(tmp_path, policy="broken"))
+    info = trace["info"]["empathos"]
+    assert info["termination"] == "error" and info["turns"] == 0
+    reason = info["record"]["termination"]["reason"]
+    assert "the assistant's model call failed" in reason and "refuses every request" in reason
+    assert trace["metrics"]["termination_error"] == 1 and trace["rewards"]["epmq"]["score"] == 0
 
 
 def test_the_sandbox_roles_need_an_endpoint(tmp_path: Path) -> None:

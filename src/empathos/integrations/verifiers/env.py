@@ -187,8 +187,10 @@ class EmpaEnv(vf.Env[EmpaEnvConfig]):  # type: ignore[misc]
 
 def _ended_by_harness(env: EmpathyEnv, trace: Any) -> bool:
     """The assistant's run ended before the dialogue: True when its own limits ended it (the
-    dialogue is ``truncated``); a failed model call ends the dialogue as ``error``."""
+    dialogue is ``truncated``); a failed model call ends the dialogue as ``error``. Either way
+    the record ends as ``error`` with the reason."""
     if not trace.errors:
+        env.abort(f"truncated: the assistant's harness stopped ({trace.stop_condition})")
         return True
     last = trace.errors[-1]
     env.abort(f"the assistant's model call failed: {last.type}: {last.message}")
