@@ -6,5 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-verl.sh
 echo "== pytest (verl environment)"
 # test_public_api: the adapter's modules import verl, so their __all__ is checked here.
-exec .venv-verl/bin/python -m pytest tests/rl_verl tests/test_public_api.py \
+# tests/conformance: the conformance suite's verl door (the reference comes from empathos run).
+exec .venv-verl/bin/python -m pytest tests/rl_verl tests/conformance/test_conformance_verl.py \
+  tests/test_public_api.py \
   -k "not test_all_is_honest or integrations" "$@"

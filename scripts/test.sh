@@ -52,3 +52,5 @@ export EMPATHOS_TORCH_THREADS="${EMPATHOS_TORCH_THREADS:-1}"
 .venv/bin/python -m pytest -n "${EMPATHOS_TEST_WORKERS:-2}" --dist worksteal "$@"
 # The verl adapter's tests run against verl's real code in its own environment (docs/verl.md).
 bash scripts/test-verl.sh
+# The verifiers environment and its conformance door run in theirs (docs/verifiers.md).
+bash scripts/test-verifiers.sh

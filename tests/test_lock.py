@@ -58,3 +58,26 @@ def test_drift_is_caught(tmp_path: Path) -> None:
     lock.write_text("\n".join(lines) + "\n")
     done = _check(root)
     assert done.returncode == 1 and "leftpad>=1: not pinned" in done.stderr
+
+
+def test_the_verifiers_lock_pins_its_extra_and_no_torch() -> None:
+    """requirements-verifiers.lock (scripts/lock-verifiers.sh): exact pins only, the verifiers
+    extra at a version it allows, the build backend (installed with --no-build-isolation), and
+    no torch (the environment's roles run on endpoints)."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    pins: dict[str, str] = {}
+    for line in (ROOT / "requirements-verifiers.lock").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, sep, version = line.partition("==")
+            assert sep and version and " " not in line, f"not an exact pin: {line}"
+            pins[name.lower().replace("_", "-")] = version
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    wanted = data["project"]["optional-dependencies"]["verifiers"]
+    for text in [*wanted, *data["build-system"]["requires"]]:
+        req = Requirement(text)
+        assert req.specifier.contains(pins[req.name.lower()]), f"{text}: locked {pins[req.name]}"
+    assert not {"torch", "triton"} & set(pins), "the verifiers environment pulls no torch"
+    assert int(pins["openai"].split(".")[0]) < 3, "verifiers 0.4 needs openai 2.x"

@@ -19,6 +19,7 @@ _FRAMEWORKS = {
     "empathos.integrations.verl": "verl",
     "empathos.integrations.inspect": "inspect_ai",
     "empathos.integrations.trl": "trl",
+    "empathos.integrations.verifiers": "verifiers",  # its own environment (test-verifiers.sh)
 }
 _MISSING = tuple(
     package for package, module in _FRAMEWORKS.items() if importlib.util.find_spec(module) is None

@@ -4,12 +4,12 @@ Serves ``POST /v1/chat/completions`` and ``GET /v1/models`` in OpenAI's wire for
 included: every failure is ``{"error": {"message", "type", "param", "code"}}`` with OpenAI's
 status (400 invalid request, 404 unknown model or URL, 413 body over the limit, 429/503 from
 the backend, 500 a bug), so the ``openai`` SDK raises its matching exception with ``.code``
-set. Parameters that change the answer's shape are honoured (``n``, ``stop``) or refused with
-a 400 naming them (``stream``, ``logprobs``, ``top_logprobs``, ``logit_bias``, non-text
-content parts); unknown fields are ignored, as OpenAI-compatible servers do. A prompt longer
-than the backend's context is a 400 ``context_length_exceeded``; a ``max_tokens`` larger than
-the room the prompt leaves is clamped to it and the clamp reported in ``usage``. A client
-that disconnects cancels its generation.
+set. Parameters that change the answer's shape are honoured (``n``, ``stop``, ``stream``: the
+whole reply as server-sent events) or refused with a 400 naming them (``logprobs``,
+``top_logprobs``, ``logit_bias``, non-text content parts); unknown fields are ignored, as
+OpenAI-compatible servers do. A prompt longer than the backend's context is a 400
+``context_length_exceeded``; a ``max_tokens`` larger than the room the prompt leaves is clamped
+to it and the clamp reported in ``usage``. A client that disconnects cancels its generation.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from empathos.llm.server_wire import (
     completion_body,
     cut_at_stop,
     param_path,
+    stream_events,
 )
 
 __all__ = [
@@ -205,7 +206,11 @@ async def _answer(
         return Response(status_code=499)  # nginx's "client closed request"; never read
     answers = [cut_at_stop(r, request.stop) for r in replies]
     served_as = body.model or model_id
-    return completion_body(answers, served_as, body.requested_max_tokens(), window)
+    out = completion_body(answers, served_as, body.requested_max_tokens(), window)
+    if body.stream:
+        usage = bool((body.stream_options or {}).get("include_usage"))
+        return Response(stream_events(out, usage), media_type="text/event-stream")
+    return out
 
 
 def _add_error_handlers(app: FastAPI) -> None:
