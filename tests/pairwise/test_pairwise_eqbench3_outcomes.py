@@ -17,6 +17,7 @@ from empathos.pairwise.leaderboard import BoardComparison
 from empathos.pairwise.model import TranscriptMessage
 from empathos.pairwise.results import style_table
 from empathos.pairwise.style import style_of
+from empathos.report.pairwise import pairwise_html
 
 ELO = 400.0 / math.log(10.0)
 
@@ -50,6 +51,8 @@ def test_eqbench3_pairs_are_scored_by_the_benchmarks_plus_count_fraction(tmp_pat
     assert res.exit_code == 0, res.stderr
     result = json.loads(res.stdout)
     assert result["flip_rate"] == {"scripted-judge": 1.0}  # the overall verdicts disagree
+    assert "plus-count fraction" in result["scoring"]  # the table and the report say so
+    assert "plus-count fraction" in pairwise_html(result)
     elo = {r["model"]: r["elo"] for r in result["ratings"]}
     share = 0.5 + 8.0 / 60.0
     assert elo["good"] - elo["weak"] == pytest.approx(ELO * math.log(share / (1 - share)), abs=0.5)

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from empathos.errors import ConfigError, ModelCallError
 from empathos.llm import ModelClient, RawReply, record_of
 from empathos.llm.structured import OutputInvalid, parse_json
-from empathos.pairwise.eqbench_outcomes import plus_rule
+from empathos.pairwise.eqbench_outcomes import PlusRule
 from empathos.pairwise.eqbench_plus import plus_counts
 from empathos.pairwise.eqbench_scenarios import scenario_prompts
 from empathos.pairwise.eqbench_sections import (
@@ -46,7 +45,6 @@ from empathos.pairwise.eqbench_sections import (
     without_think,
 )
 from empathos.pairwise.model import Item, Judgement, Pick
-from empathos.pairwise.outcomes import Outcome
 
 __all__ = ["EqbenchJudge", "EqbenchPrompts", "parse_picks", "reply_plus"]
 
@@ -187,10 +185,11 @@ class EqbenchJudge:
         rule = "eqbench3 sections 2200/1600/1600, raw 4000, debrief 4000, analysis 6000"
         return f"user:{PROMPT} {hashlib.sha256(both).hexdigest()[:12]}; truncation {rule}"
 
-    def outcome_rule(self, judgements: Sequence[Judgement], aspect: str) -> list[Outcome]:
+    @property
+    def outcome_rule(self) -> PlusRule:
         """The benchmark's plus-count fractions as the pairs' outcomes
         (:func:`~empathos.pairwise.eqbench_outcomes.plus_rule`)."""
-        return plus_rule(judgements, aspect)
+        return PlusRule()
 
     def seen(self, item: Item) -> str:
         """The model's text of ``item`` as this judge's prompt shows it, for style control:

@@ -21,7 +21,7 @@ signs are that criterion's alone (the pick's margin).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from empathos.pairwise.eqbench_plus import downscale
 from empathos.pairwise.leaderboard import BoardComparison
@@ -29,7 +29,10 @@ from empathos.pairwise.model import Judgement
 from empathos.pairwise.outcomes import Outcome, combine
 from empathos.pairwise.trueskill_rating import PairOf, comparisons_of, fraction, pair_plus
 
-__all__ = ["plus_rule"]
+__all__ = ["PLUS_SCORING", "PlusRule", "plus_rule"]
+
+#: How a pair scores under this rule, for the table and the report.
+PLUS_SCORING = "a pair scores EQ-Bench 3's plus-count fraction of its two orders"
 
 
 def _aspect_orders(
@@ -68,3 +71,13 @@ def plus_rule(judgements: Sequence[Judgement], aspect: str = "overall") -> list[
         if plus is not None:
             out.append(replace(o, score=fraction(*plus), weight=1.0))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class PlusRule:
+    """:func:`plus_rule` as an outcome rule for ``summarize``, with its ``scoring`` line."""
+
+    scoring: str = PLUS_SCORING
+
+    def __call__(self, judgements: Sequence[Judgement], aspect: str) -> list[Outcome]:
+        return plus_rule(judgements, aspect)
