@@ -54,7 +54,7 @@ def write_board(folder: Path, comparisons: bool = True) -> tuple[Path, Path]:
     }
     order = {"pair": {"test_model": "board-high", "neighbor_model": "board-low",
                       "iteration_index": "1"}, "scenario_id": "1",
-             "plus_for_test": 5, "plus_for_other": 0}  # fmt: skip
+             "plus_for_test": 30, "plus_for_other": 0}  # fmt: skip
     elo["__metadata__"] = {
         "global_pairwise_comparisons": [order, {"error": "Judge Error", "pair": {}}]
         if comparisons
@@ -92,8 +92,9 @@ def _compare(tmp: Path, *extra: str, comparisons: bool = True) -> tuple[Any, Jud
 def test_opponents_nearest_first_and_a_board_whose_orders_cannot_fit_its_scale(
     tmp_path: Path,
 ) -> None:
-    """One judged order, won as the ratings say, cannot fit the conversion from ratings to
-    logits (the likelihood grows without bound): the board is not held, only its opponents
+    """One judged pair, won as surely as the benchmark's fraction goes (30 plus signs ahead:
+    1.0) and as the ratings say, cannot fit the conversion from ratings to logits (the
+    likelihood grows without bound): the board is not held, only its opponents
     are used (tests/pairwise/test_pairwise_anchored.py places a model on a fitted scale)."""
     res, server = _compare(tmp_path, "--max-pairs", "4")
     assert res.exit_code == 0, res.stderr

@@ -50,7 +50,7 @@ from empathos.pairwise import (
     summarize,
 )
 from empathos.pairwise.board_solve import format_board, solve_board
-from empathos.pairwise.results import RATINGS_METHODS, board_strengths, style_table
+from empathos.pairwise.results import RATINGS_METHODS, board_strengths, default_rule, style_table
 from empathos.prompts.blocks import condensed_profile
 from empathos.report.labels import find_scenario_sources
 from empathos.scoring.integrity import LabelBy, row_label
@@ -340,6 +340,7 @@ def _results(
         anchor_rating=opts.anchor_rating, n_boot=opts.bootstrap,
         style=style_table(items, getattr(judge_obj, "seen", None)) if opts.style else None,
         seed=opts.seed, board=board, rating=opts.rating,
+        rule=getattr(judge_obj, "outcome_rule", default_rule),
     )  # fmt: skip
     if opts.degraded_check:
         result["degraded_check"] = check_result(

@@ -49,7 +49,8 @@ def _matrix(result: dict[str, Any]) -> list[str]:
     models = result["models"]
     width = max(6, min(12, max(len(m) for m in models)))
     head = " ".join(f"{m[:width]:>{width}}" for m in models)
-    lines = ["win matrix (row's score against column; ties half, strong verdicts x3):"]
+    scoring = result.get("scoring", "ties half, strong verdicts x3")
+    lines = [f"win matrix (row's score against column; {scoring}):"]
     lines.append(f"  {'':<30} {head}")
     for i, m in enumerate(models):
         cells = " ".join(f"{w:>{width}.1f}" for w in result["wins"][i])

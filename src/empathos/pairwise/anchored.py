@@ -34,6 +34,7 @@ from empathos.pairwise.ratings import (
     pair_counts,
     win_matrix,
 )
+from empathos.pairwise.trueskill_rating import fraction, pair_plus
 
 __all__ = [
     "BOARD_SCALE",
@@ -67,15 +68,15 @@ class Held:
 
 
 def board_outcomes(comparisons: Sequence[BoardComparison]) -> list[Outcome]:
-    """The leaderboard's judged orders as outcomes: each order weighs half a pair and scores
-    1 for the side with more plus signs, 0.5 for equal counts."""
+    """The leaderboard's judged orders as outcomes, by the benchmark's rule (the one our
+    EQ-Bench 3 verdicts are read by, :mod:`~empathos.pairwise.eqbench_outcomes`): the plus
+    signs of a pair's orders summed per model, the pair's score the benchmark's fraction,
+    weight 1."""
     out = []
-    for c in comparisons:
-        score = 1.0 if c.plus_test > c.plus_other else 0.0 if c.plus_test < c.plus_other else 0.5
-        a, b = sorted((c.test, c.other))
-        trial = int(c.iteration) if c.iteration.isdigit() else 0
-        y = score if a == c.test else 1.0 - score
-        out.append(Outcome(c.scenario_id, trial, a, b, "leaderboard", y, 0.0, 0.5, False))
+    for (a, b, scenario, iteration), plus in pair_plus(comparisons).items():
+        trial = int(iteration) if iteration.isdigit() else 0
+        score = fraction(*plus)
+        out.append(Outcome(scenario, trial, a, b, "leaderboard", score, 0.0, 1.0, False))
     return out
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from empathos.errors import ConfigError, ModelCallError
 from empathos.llm import ModelClient, RawReply, record_of
 from empathos.llm.structured import OutputInvalid, parse_json
+from empathos.pairwise.eqbench_outcomes import PlusRule
 from empathos.pairwise.eqbench_plus import plus_counts
 from empathos.pairwise.eqbench_scenarios import scenario_prompts
 from empathos.pairwise.eqbench_sections import (
@@ -40,6 +41,7 @@ from empathos.pairwise.eqbench_sections import (
     demarked,
     kind_of,
     pairwise_history,
+    shown_reply,
     without_think,
 )
 from empathos.pairwise.model import Item, Judgement, Pick
@@ -182,6 +184,31 @@ class EqbenchJudge:
         both = (self.prompts.prompt + self.prompts.analysis).encode("utf-8")
         rule = "eqbench3 sections 2200/1600/1600, raw 4000, debrief 4000, analysis 6000"
         return f"user:{PROMPT} {hashlib.sha256(both).hexdigest()[:12]}; truncation {rule}"
+
+    @property
+    def outcome_rule(self) -> PlusRule:
+        """The benchmark's plus-count fractions as the pairs' outcomes
+        (:func:`~empathos.pairwise.eqbench_outcomes.plus_rule`)."""
+        return PlusRule()
+
+    def seen(self, item: Item) -> str:
+        """The model's text of ``item`` as this judge's prompt shows it, for style control:
+        each reply of the conversation (rebuilt from its cut sections, or cut raw), the
+        debrief and the analysis response, each where the scenario's prompt has its slot."""
+        template = self.prompts.for_scenario(item.scenario_id)
+        kind = kind_of(item.scenario_id)
+        parts: list[str] = []
+        if "{conversation_history_A}" in template:
+            parts += [
+                shown_reply(m.content, kind, item.sectioned)
+                for m in item.transcript
+                if m.role == "assistant"
+            ]
+        if "{debrief_A}" in template and item.debrief:
+            parts.append(_debrief(item.debrief))
+        if "{response_A}" in template:
+            parts.append(_analysed(item))
+        return "\n\n".join(parts)
 
     async def __call__(self, first: Item, second: Item) -> Judgement:
         template = self.prompts.for_scenario(first.scenario_id)

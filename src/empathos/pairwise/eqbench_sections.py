@@ -41,6 +41,7 @@ __all__ = [
     "pairwise_history",
     "parse_sections",
     "rebuilt",
+    "shown_reply",
     "without_think",
 ]
 
@@ -127,21 +128,27 @@ def demarked(text: str) -> str:
     return text.replace("*", "").replace("#", "")
 
 
+def shown_reply(content: str, kind: TaskKind, sectioned: bool = True) -> str:
+    """One reply as the benchmark's pairwise judge sees it: rebuilt from its cut sections
+    when ``sectioned`` (a role-play or drafting task the benchmark parsed), else without
+    its think block and cut at 4,000 characters (its fallback); an analysis reply without
+    its think block, cut at 6,000; ``*`` and ``#`` taken out."""
+    if kind == "analysis":
+        content = cut(without_think(content), ANALYSIS_LIMIT)
+    elif sectioned:  # parsed from the raw reply, as stored there
+        content = rebuilt(parse_sections(content, kind), kind, "pairwise", limits=True)
+    else:
+        content = cut(without_think(content), RAW_LIMIT)
+    return demarked(content)
+
+
 def pairwise_history(
     messages: Sequence[tuple[str, str]], kind: TaskKind, sectioned: bool = True
 ) -> str:
     """A conversation ((role, content) pairs) as the benchmark's pairwise judge sees it:
-    ``Role:`` blocks ended by ``---``. A reply of a role-play or drafting task is rebuilt
-    from its cut sections when ``sectioned`` (the benchmark parsed it), else shown without
-    its think block and cut at 4,000 characters (the benchmark's fallback); an analysis
-    reply without its think block, cut at 6,000."""
+    ``Role:`` blocks ended by ``---``, each reply as :func:`shown_reply` shows it."""
     blocks = []
     for role, content in messages:
-        if role == "assistant" and kind == "analysis":
-            content = cut(without_think(content), ANALYSIS_LIMIT)
-        elif role == "assistant" and sectioned:  # parsed from the raw reply, as stored there
-            content = rebuilt(parse_sections(content, kind), kind, "pairwise", limits=True)
-        elif role == "assistant":
-            content = cut(without_think(content), RAW_LIMIT)
-        blocks.append(f"{role.capitalize()}:\n{demarked(content)}\n---")
+        shown = shown_reply(content, kind, sectioned) if role == "assistant" else demarked(content)
+        blocks.append(f"{role.capitalize()}:\n{shown}\n---")
     return "\n".join(blocks)

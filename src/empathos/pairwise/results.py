@@ -29,6 +29,7 @@ from empathos.pairwise.trueskill_rating import TsRating, comparisons_of, rate_tr
 
 __all__ = [
     "BOOTSTRAP",
+    "GAMES_SCORING",
     "RATINGS_METHODS",
     "OutcomeRule",
     "board_strengths",
@@ -42,8 +43,11 @@ __all__ = [
 RATINGS_METHODS = ("bradley-terry", "trueskill")
 #: What a Bradley-Terry interval is.
 BOOTSTRAP = "95% percentile bootstrap over scenarios"
-#: Judgements and aspect -> outcomes (default: both orders combined, strong verdicts x3).
+#: Judgements and aspect -> outcomes (default: both orders combined, strong verdicts x3);
+#: a rule's ``scoring`` attribute, when it has one, says how a pair scores.
 OutcomeRule = Callable[[Sequence[Judgement], str], list[Outcome]]
+#: How a pair scores under the default rule.
+GAMES_SCORING = "a pair scores the share of its games a model won; strong verdicts count three"
 
 
 def usage_of(judgements: Sequence[Judgement]) -> dict[str, Any]:
@@ -253,6 +257,7 @@ def summarize(
     base: dict[str, Any] = {
         "judge": judge,
         "aspect": aspect,
+        "scoring": getattr(rule, "scoring", GAMES_SCORING),
         "pairs": len(outcomes),
         "scenarios": len({o.scenario_id for o in outcomes}),
         "flip_rate": flip_rates(every),

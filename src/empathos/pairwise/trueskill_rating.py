@@ -41,10 +41,13 @@ __all__ = [
     "NORM_ANCHORS",
     "RANK_WINDOW",
     "TS_MU",
+    "PairOf",
     "TsRating",
     "comparisons_of",
+    "fraction",
     "in_window",
     "pair_games",
+    "pair_plus",
     "rate_trueskill",
 ]
 
@@ -103,23 +106,35 @@ def in_window(
     ]
 
 
-def _fraction(plus_a: float, plus_b: float) -> float:
+def fraction(plus_a: float, plus_b: float) -> float:
+    """The benchmark's fraction for the side with ``plus_a`` plus signs against ``plus_b``
+    (step 3): ``m`` when it has more, ``1 - m`` when fewer, 0.5 when equal."""
     margin = min(abs(plus_a - plus_b) / MAX_DIFF, 1.0) / 2.0 + 0.5
     if plus_a == plus_b:
         return 0.5
     return max(0.0, min(1.0, margin if plus_a > plus_b else 1.0 - margin))
 
 
-def pair_games(comparisons: Iterable[BoardComparison]) -> list[tuple[str, str, float]]:
-    """One (model, model, fraction for the first) per pair, in order of first appearance
-    (step 3)."""
-    groups: dict[tuple[str, str, str, str], list[float]] = {}
+#: A pair of the benchmark: (model, model) sorted by name, scenario, iteration.
+PairOf = tuple[str, str, str, str]
+
+
+def pair_plus(comparisons: Iterable[BoardComparison]) -> dict[PairOf, tuple[float, float]]:
+    """The plus signs of each pair's orders summed per model (first-sorted model first), in
+    order of first appearance (step 3); a model against itself left out."""
+    groups: dict[PairOf, list[float]] = {}
     for c in comparisons:
         a, b = sorted((c.test, c.other))
         plus = groups.setdefault((a, b, c.scenario_id, c.iteration), [0.0, 0.0])
         plus[0] += c.plus_test if c.test == a else c.plus_other
         plus[1] += c.plus_other if c.test == a else c.plus_test
-    return [(a, b, _fraction(pa, pb)) for (a, b, _, _), (pa, pb) in groups.items() if a != b]
+    return {k: (pa, pb) for k, (pa, pb) in groups.items() if k[0] != k[1]}
+
+
+def pair_games(comparisons: Iterable[BoardComparison]) -> list[tuple[str, str, float]]:
+    """One (model, model, fraction for the first) per pair, in order of first appearance
+    (step 3)."""
+    return [(a, b, fraction(pa, pb)) for (a, b, _, _), (pa, pb) in pair_plus(comparisons).items()]
 
 
 def _games(frac: float, bins: int) -> tuple[int, int]:

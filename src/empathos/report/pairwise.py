@@ -10,6 +10,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
+#: How a pair scored in a ratings.json written before it said so (the games rule).
+_GAMES = "a pair scores the share of its games a model won; strong verdicts count three"
+
 __all__ = ["pairwise_html"]
 
 
@@ -99,8 +102,7 @@ def pairwise_html(data: dict[str, Any]) -> str:
     notes = [
         f"Judge {html.escape(str(data['judge']))}, verdict on {html.escape(str(data['aspect']))}; "
         f"{data['pairs']} pairs over {data['scenarios']} scenarios, each judged in both orders "
-        f"(a pair scores the share of its games a model won; strong verdicts count three "
-        f"games). {_scale(data)}",
+        f"({html.escape(str(data.get('scoring', _GAMES)))}). {_scale(data)}",
         _position(data),
     ]
     coefs = data.get("style_coefs")
