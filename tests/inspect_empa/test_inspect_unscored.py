@@ -56,7 +56,9 @@ def _judge(fail: set[int] | None, *, calls: bool = False) -> Model:
     return mock_model("mockllm/judge", respond)
 
 
-def _eval(tmp_path: Path, fail: set[int] | None, *, calls: bool = False) -> EvalLog:
+def _eval(
+    tmp_path: Path, fail: set[int] | None, *, calls: bool = False, min_turns: int = 2
+) -> EvalLog:
     [log] = inspect_eval(
         "empathos/empa",
         model=text_model("mockllm/model", lambda _: "That sounds heavy."),
@@ -65,7 +67,7 @@ def _eval(tmp_path: Path, fail: set[int] | None, *, calls: bool = False) -> Eval
             "director": director_model(),
             "judge": _judge(fail, calls=calls),
         },
-        task_args={"cases": CASE, "max_turns": 6, "min_turns": 2},
+        task_args={"cases": CASE, "max_turns": 6, "min_turns": min_turns},
         log_dir=str(tmp_path),
         display="none",
     )
@@ -122,3 +124,17 @@ def test_a_judge_whose_calls_always_fail_ends_the_sample_in_one_line(tmp_path: P
     assert "evaluations unscored" in message and f"ConnectionError: {DOWN}" in message, message
     stored = sample.store[RECORD_KEY]
     assert stored["termination"]["kind"] == "error" and len(stored["evaluations"]) == 2
+
+
+def test_a_judge_failing_past_judge_failures_limit_ends_as_run_ends_it(tmp_path: Path) -> None:
+    """No unscored-share check before min_turns: the judge's failed calls end the dialogue at
+    judge_failures_limit (3) evaluations in a row, as ``run``'s sandbox does, in one line."""
+    log = _eval(tmp_path, None, calls=True, min_turns=6)
+    [sample] = log.samples or []
+    assert sample.error is not None
+    message = sample.error.message
+    assert "\n" not in message and f"ConnectionError: {DOWN}" in message, message
+    assert "the judge failed 3 evaluations in a row (judge_failures_limit)" in message, message
+    stored = sample.store[RECORD_KEY]
+    assert stored["termination"]["kind"] == "error" and stored["termination"]["turn"] == 3
+    assert [e["scored"] for e in stored["evaluations"]] == [False] * 3
