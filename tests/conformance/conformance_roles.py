@@ -10,9 +10,9 @@ lines carry, so the same dialogue gives the same calls through every door:
   person's next line;
 - the judge rates the newest reply at levels picked by a digest of its text (IEDR: level 2
   everywhere), so a changed reply changes the ratings, the EPM and every number after; on
-  turn :data:`UNSCORED_TURN` its levels are off the rubric, every re-ask too, so the turn goes
-  unscored (an answer, not a failed call: a failed call ends an Inspect sample as an error,
-  by the Inspect door's design, where the other doors record an unscored turn);
+  turn :data:`UNSCORED_TURN` its call fails (a transient fault: HTTP 503 on the loopback
+  server), so the turn goes unscored and the dialogue goes on, within the sandbox's
+  ``judge_failures_limit``: every door records that one failed call as an unscored turn;
 - the director continues.
 """
 
@@ -22,12 +22,13 @@ import hashlib
 import re
 
 from empathos.llm import ChatRequest
-from empathos.llm.scripted import Reply, ToolReply
+from empathos.llm.scripted import Reply, ToolReply, fault
 from empathos.rubric import EMPATHY_RUBRIC
 
 _POLICY = re.compile(r"\[p(\d+)\][^\n]*")
 _USER = re.compile(r"\[u(\d+)\]")
 UNSCORED_TURN = 2
+JUDGE_DOWN = "the judge is down for this one call"
 _LEVELS = [(2, 0, 2, 0, 2, 0), (1, 0, 1, 0, 0, 0), (0, 0, 1, -1, 2, 0), (2, 0, 0, 0, 1, 0)]
 
 
@@ -62,8 +63,9 @@ def judge(request: ChatRequest) -> Reply:
     if request.schema_name == "IEDRForm":
         return {i.key: {"level": 2, "evidence": "e", "reasoning": "r"} for i in EMPATHY_RUBRIC.iedr}
     replies = [m.group(0).strip() for m in _POLICY.finditer(_text(request))]
-    unratable = bool(replies) and replies[-1].startswith(f"[p{UNSCORED_TURN}]")
-    levels = (9,) * 6 if unratable else _LEVELS[_digest(replies[-1] if replies else "") % 4]
+    if replies and replies[-1].startswith(f"[p{UNSCORED_TURN}]"):
+        raise fault("transient", JUDGE_DOWN)
+    levels = _LEVELS[_digest(replies[-1] if replies else "") % 4]
     keys = [i.key for i in EMPATHY_RUBRIC.mdep]
     return {
         k: {"level": lv, "evidence": "scripted", "reasoning": "scripted"}

@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from conformance_roles import JUDGE_DOWN, UNSCORED_TURN
 
 from empathos.records import DialogueRecord, load_records
 
 HERE = Path(__file__).resolve().parent
 ROLES_FILE = HERE / "conformance_roles.py"
 CASE = "script_901"
-# Five turns: the judge's refusal at turn 2 (conformance_roles.UNSCORED_TURN) leaves 1/5
-# unscored, within the default unscored_share_limit (20%).
+# Five turns: the judge's failed call at turn 2 (conformance_roles.UNSCORED_TURN) leaves 1/5
+# unscored, within the default unscored_share_limit (20%) and judge_failures_limit (3).
 SANDBOX: dict[str, Any] = {"max_turns": 5, "min_turns": 5, "eval_every": 1, "director": "model"}
 SANDBOX_ROLES = ("user", "judge", "director")
 
@@ -117,6 +118,13 @@ def record_rewards(record: DialogueRecord) -> tuple[float | None, ...]:
     return tuple(out)
 
 
+def failed_judge_turns(record: DialogueRecord) -> list[int]:
+    """The turns whose evaluation went unscored because the judge's call failed (the scripted
+    judge's fault, conformance_roles.JUDGE_DOWN)."""
+    return [e.turn for e in record.evaluations
+            if not e.scored and JUDGE_DOWN in (e.unscored_reason or "")]  # fmt: skip
+
+
 def record_final_distance(record: DialogueRecord) -> float:
     scored = [e for e in record.evaluations if e.scored]
     return scored[-1].state.distance if scored else record.initial_state.distance
@@ -166,6 +174,7 @@ def reference(tmp: Path) -> Outcome:
     loaded_all, errors = load_records([out / "records"])
     assert not errors and len(loaded_all) == 1, (errors, loaded_all)
     loaded = loaded_all[0]
+    assert failed_judge_turns(loaded.record) == [UNSCORED_TURN], loaded.record.evaluations
     return record_outcome(loaded.record, score_epmq(out / "records", tmp))
 
 

@@ -20,6 +20,7 @@ from every_door import (
     SANDBOX_ROLES,
     Outcome,
     assert_conforms,
+    failed_judge_turns,
     record_final_distance,
     record_rewards,
     scripted,
@@ -87,6 +88,7 @@ def test_gym_door(ref: Outcome, tmp_path: Path) -> None:
 
     replies, rewards, distance, ending = asyncio.run(play())
     got = Outcome(tuple(replies), tuple(rewards), distance, ending, _epmq(env.record()))
+    assert failed_judge_turns(env.record()) == [UNSCORED_TURN]
     assert_conforms("gym", got, ref)
 
 
@@ -139,6 +141,7 @@ def test_trl_door(ref: Outcome, tmp_path: Path) -> None:
     replies = tuple(tokenizer.decode(ids[a:b], skip_special_tokens=True).strip() for a, b in spans)
     got = Outcome(replies, tuple(batch["turn_rewards"][0]), record_final_distance(record),
                   batch["termination"][0], _epmq(record))  # fmt: skip
+    assert failed_judge_turns(record) == [UNSCORED_TURN]
     assert_conforms("TRL", got, ref)
 
 
@@ -179,3 +182,5 @@ def test_inspect_door(ref: Outcome, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     got = Outcome(tuple(t.assistant for t in record.turns), record_rewards(record),
                   meta["final_distance"], meta["termination"], float(score.value))  # fmt: skip
     assert_conforms("Inspect", got, ref)
+    # the unscored turn is the judge's failed call (HTTP 503 after Inspect's retry), as in run
+    assert failed_judge_turns(record) == [UNSCORED_TURN], record.evaluations

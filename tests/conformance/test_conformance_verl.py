@@ -1,12 +1,9 @@
 """One EMPA, every door (verl environment): the conformance scenario through verl's own agent
 loop worker (V1, as tests/rl_verl runs it: verl's server client in this process, the fixed
 policy behind it in place of vLLM) gives the numbers of ``empathos run``, read back from the
-agent loop's output (``extra_fields``: turn_scores, the termination; the replies decoded from
-the response at the server's calls).
-
-verl's output carries neither the distances nor the EPM-Q (``extra_fields["empathos"]`` has
-the termination and the turn count, ``turn_scores`` the per-turn rewards): those two are not
-compared for this door (the table in docs/architecture.md)."""
+agent loop's output (``extra_fields``: ``turn_scores`` the per-turn rewards, ``empathos`` the
+termination, the final distance and the EPM-Q; the replies decoded from the response at the
+server's calls). The unscored turn is the judge's failed call, as through every door."""
 
 from __future__ import annotations
 
@@ -82,6 +79,8 @@ def test_verl_door(ref: Outcome, tmp_path: Path) -> None:
     scores = output.extra_fields["turn_scores"]
     replies = tuple(tokenizer.decode(c.token_ids, skip_special_tokens=True).strip()
                     for c in sorted(v1.server.calls, key=lambda c: len(c.prompt_ids)))  # fmt: skip
-    got = Outcome(replies, tuple(scores), None, info["termination"], None)
+    got = Outcome(replies, tuple(scores), info["final_distance"], info["termination"],
+                  info["epmq"])  # fmt: skip
+    assert got.final_distance is not None and got.epmq is not None, "verl's output carries both"
     assert_conforms("verl", got, ref)
     assert info["turns"] == len(ref.replies)

@@ -108,16 +108,26 @@ def test_the_log_holds_one_sample_per_scenario_and_epoch(run: EvalLog) -> None:
 def test_a_failing_role_is_an_error_of_its_sample_only(run: EvalLog, server: RoleServer) -> None:
     errored = sorted((str(s.id), s.epoch) for s in run.samples or [] if s.error)
     assert errored == [(FAILING, 1), (FAILING, 2)]
+    evaluations = 0
     for sample in run.samples or []:
         if sample.error is not None:
-            assert "InternalServerError" in sample.error.message  # the judge's 503
-            assert sample.store[RECORD_KEY]["termination"]["kind"] == "error"
-    # Inspect's retries, as configured: max_retries=1 is two attempts of the one judge call
-    # each failing sample makes (its P_0 is stored: the first call is turn 1's rating)
+            # as in `empathos run`: each failed judge call is an unscored turn and the dialogue
+            # goes on, until the failures end it as error, the reason in one line (the 503)
+            message, record = sample.error.message, sample.store[RECORD_KEY]
+            assert "\n" not in message and "RetryError" not in message
+            assert (
+                "judge call failed" in message and "InternalServerError: Error code: 503" in message
+            )
+            assert record["termination"]["kind"] == "error"
+            assert len(record["turns"]) == len(record["evaluations"]) >= 2
+            assert not any(e["scored"] for e in record["evaluations"])
+            evaluations += len(record["evaluations"])
+    # Inspect's retries, as configured: max_retries=1 is two attempts of each judge call
+    # (its P_0 is stored: the first call is turn 1's rating)
     failed = [
         r for r in server.requests("judge") if any(FAILING_TOPIC in m.content for m in r.messages)
     ]
-    assert len(failed) == 2 * 2
+    assert len(failed) == 2 * evaluations
     results = run.results
     assert results is not None
     assert results.total_samples == 6 and results.completed_samples == 4

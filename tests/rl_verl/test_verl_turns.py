@@ -141,6 +141,8 @@ def test_a_failed_dialogue_leaves_its_peers_advantages_as_if_it_were_absent(
     bad = _run(_loop(trainer_config, tok, server, None, roles=roles), _row("en-01-sourdough", 2))
     info = bad.extra_fields["empathos"]
     assert info["failed"] and info["termination"] == "error"
+    assert info["epmq"] is None, "empathos score leaves a dialogue that ended as error out"
+    assert isinstance(info["final_distance"], float)
     assert bad.extra_fields["turn_scores"][0] is not None, "it had a scored turn"
     outputs = [*ok, bad]
     width = max(len(o.response_ids) for o in outputs)

@@ -5,17 +5,23 @@ sandbox's agents call the same ``chat`` / ``structured`` / ``tool_call`` as in `
 run``: our client still validates structured output (repair, re-asks), checks tool calls
 and writes a :class:`~empathos.llm.CallRecord` per call; Inspect only answers requests.
 
-Retries are Inspect's: the client makes one attempt per request and an exception of the
-Inspect model (what is left after Inspect's own retries, ``--max-retries``,
-``--timeout``) is not caught here. It ends the sample as an error, which Inspect retries
-(``--retry-on-error``) or counts (``--fail-on-error``).
+Retries are Inspect's: the client makes one attempt per request. A call that still fails
+after Inspect's own retries (``--max-retries``, ``--timeout``: the provider's exception, or
+Inspect's ``ModelGenerateError``) reaches our client as a failed attempt
+(:class:`~empathos.llm.retry.BackendError`), as a failed HTTP call does in ``empathos run``:
+the sandbox's agents then handle it as ``run`` does (a judge's failed call is an unscored
+evaluation and the dialogue goes on, until ``judge_failures_limit`` ends it as ``error``; a
+failed user or model-under-test call ends it as ``error``). A dialogue that ends as ``error``
+is an error of its sample (:mod:`.solver`), which Inspect retries (``--retry-on-error``) or
+counts (``--fail-on-error``). Inspect's limits (``LimitExceededError``), a refusal under
+``fail_on_refusal`` and cancellation are not caught: they end the sample at once.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai.model import (
     ChatMessage,
@@ -26,16 +32,20 @@ from inspect_ai.model import (
     GenerateConfig,
     Model,
     ModelOutput,
+    ModelRefusalError,
     ResponseSchema,
 )
 from inspect_ai.tool import ToolInfo, ToolParams
-from inspect_ai.util import JSONSchema
+from inspect_ai.util import JSONSchema, LimitExceededError
+from tenacity import RetryError
 
 from empathos.llm import EndpointConfig, ModelClient, RetryConfig, redact_url
+from empathos.llm.retry import BackendError
 from empathos.llm.types import ChatRequest, Message, RawReply, RawToolCall, ToolDef
 
 __all__ = [
     "InspectBackend",
+    "failed_call",
     "inline_refs",
     "inspect_messages",
     "raw_reply",
@@ -155,6 +165,19 @@ def raw_reply(output: ModelOutput) -> RawReply:
     )
 
 
+def failed_call(exc: Exception) -> BackendError:
+    """An Inspect model's failure (after Inspect's retries) as a failed attempt of our client,
+    in one line: the provider's message (``ModelGenerateError`` also carries the whole request,
+    left out), after the exception's type; Inspect's retries give up with tenacity's
+    ``RetryError``, named here by the failure of its last attempt."""
+    if isinstance(exc, RetryError):
+        last = exc.last_attempt.exception() if exc.last_attempt.failed else None
+        exc = last if isinstance(last, Exception) else exc
+    said = getattr(exc, "provider_message", None)  # Inspect's ModelGenerateError
+    text = " ".join(str(said or exc).split()) or "no message"
+    return BackendError("fatal", f"{type(exc).__name__}: {text[:300]} (after Inspect's retries)")
+
+
 class InspectBackend:
     """A :class:`~empathos.llm.Backend` that answers through an Inspect ``Model``.
 
@@ -170,16 +193,21 @@ class InspectBackend:
         self.last_output: ModelOutput | None = None
 
     async def complete(self, request: ChatRequest) -> RawReply:
-        """One ``Model.generate``; Inspect's exceptions propagate (see the module's doc)."""
+        """One ``Model.generate``; a failed call is a :class:`BackendError` (see the module's
+        doc)."""
         messages = inspect_messages(request.messages)
-        output = await self.model.generate(
-            messages,
-            tools=tool_infos(request.tools),
-            tool_choice=(
-                ("any" if request.tool_choice == "required" else "auto") if request.tools else None
-            ),
-            config=_config(request),
-        )
+        tools, config = tool_infos(request.tools), _config(request)
+        choice: Literal["any", "auto"] | None = None
+        if request.tools:
+            choice = "any" if request.tool_choice == "required" else "auto"
+        try:
+            output = await self.model.generate(
+                messages, tools=tools, tool_choice=choice, config=config
+            )
+        except (LimitExceededError, ModelRefusalError):
+            raise
+        except Exception as exc:  # the provider's or Inspect's failure of this call
+            raise failed_call(exc) from exc
         self.last_input, self.last_output = messages, output
         return raw_reply(output)
 

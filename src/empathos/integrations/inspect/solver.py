@@ -7,9 +7,12 @@ runs, with every role's :class:`~empathos.llm.ModelClient` over an Inspect model
 (:mod:`.backend`). The epoch is the trial: epoch 1 runs trial 0 with seed 0, as
 ``empathos run --trials``.
 
-A dialogue that ends as ``error`` (a role model that failed after Inspect's retries, output
-that stayed invalid after re-asks, too many unscored evaluations) raises, so the sample is
-an error in Inspect's terms; its record stays in the store either way.
+A role call that fails after Inspect's retries is handled as ``empathos run`` handles a failed
+call (:mod:`.backend`): a judge's is an unscored evaluation and the dialogue goes on. A
+dialogue that ends as ``error`` (a failed user or model-under-test call, output that stayed
+invalid after re-asks, ``judge_failures_limit`` evaluations in a row unscored) raises, so the
+sample is an error in Inspect's terms, its message the ending's reason in one line; its
+record stays in the store either way.
 """
 
 from __future__ import annotations

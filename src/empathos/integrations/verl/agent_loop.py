@@ -15,7 +15,11 @@ the policy's tokens only (user lines, generation prompts and templates are 0), a
 its last token, a header before every turn, unscored turns taken out of the mask. No NaN
 reaches verl: an unscored turn's score is None in ``extra_fields["turn_scores"]``.
 ``reward_score`` is the dialogue's total (the sum of its scored turns), so verl's reward loop
-is not asked for one.
+is not asked for one. ``extra_fields["empathos"]`` also carries the dialogue's
+``final_distance`` (the EPM distance of its last point, as the Inspect scorer reads it) and
+``epmq``: what ``empathos score`` gives the dialogue's record under the sandbox's preset
+(:func:`~empathos.scoring.score_records`), None for a dialogue that ended as ``error`` or
+was cut (``truncated``), which ``empathos score`` leaves out.
 
 Each rollout gets a real seed (:func:`rollout_seed`): from the settings' base seed, the row's
 index, verl's step and the rollout's position in its group, so the n rollouts of a scenario
@@ -42,6 +46,7 @@ from verl.experimental.agent_loop.agent_loop import (
 )
 from verl.experimental.agent_loop.tool_agent_loop import SPEC_DECODE_EXTRA_KEYS
 
+from empathos.epm import EPMConfig
 from empathos.errors import ConfigError
 from empathos.integrations.verl.checks import refuse_colocated_reward_model, refuse_mask_rewrites
 from empathos.integrations.verl.layout import PlacedTurn, encode_turns
@@ -50,6 +55,7 @@ from empathos.integrations.verl.settings import World, world_for
 from empathos.integrations.verl.version import require_verl
 from empathos.sandbox import EmpathyEnv
 from empathos.scenarios import Scenario
+from empathos.scoring import score_records
 
 __all__ = [
     "AGENT_NAME",
@@ -184,6 +190,16 @@ def _place(mask: list[int], turns: list[tuple[int, float | None]]) -> list[Place
             end += 1
         placed.append(PlacedTurn(header, start, end, score))
     return placed
+
+
+def _epm_numbers(env: EmpathyEnv, world: World) -> dict[str, float | None]:
+    """The dialogue's final distance and EPM-Q, from its record as ``empathos run`` writes it
+    and ``empathos score`` scores it (under the sandbox's preset)."""
+    record = env.record()
+    row = score_records(
+        record.model or "", [record], EPMConfig.preset(world.settings.sandbox.preset)
+    )
+    return {"final_distance": record.trajectory[-1].distance, "epmq": row.epmq}
 
 
 def _scenario(world: World, sample: dict[str, Any]) -> Scenario:
@@ -356,6 +372,7 @@ class EmpathyAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
                 "failed": failed,
                 "turns": len(d.turns),
                 "unscored_turns": sum(s is None for s in scores),
+                **_epm_numbers(env, self.world),
             },
         }
         metrics = AgentLoopMetrics(
