@@ -25,12 +25,14 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from empathos import __version__
 from empathos.bench.campaign import bench_cases
-from empathos.bench.play import BenchCase, Roles
+from empathos.bench.play import BenchCase, Roles, roles_of
+from empathos.bench.protocol import benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
 from empathos.bench.summary import BenchDir, summarise
 from empathos.errors import EmpathosError
 from empathos.integrations.inspect.backend import role_client
 from empathos.integrations.inspect.preflight import prerequisite
+from empathos.llm import ChatModel
 
 __all__ = [
     "BENCH_KEY",
@@ -59,15 +61,18 @@ def _cases(name: BenchName, data: str) -> dict[str, BenchCase]:
 
 
 def _roles(name: BenchName) -> Roles:
+    """The benchmark's roles: the model under test is Inspect's model, each other role the
+    Inspect model role of its name (``--model-role judge=MODEL``)."""
     tested = get_model()
-    if name != "eqbench3":
-        return Roles(role_client(tested, "tested"), str(tested))
-    if "judge" not in model_roles():
-        raise prerequisite("empathos/eqbench3: no judge: pass --model-role judge=MODEL")
-    judge = get_model(role="judge", required=True)
-    return Roles(
-        role_client(tested, "tested"), str(tested), role_client(judge, "judge"), str(judge)
-    )
+    models: list[tuple[str, ChatModel, str]] = [
+        ("model_under_test", role_client(tested, "tested"), str(tested))
+    ]
+    for role in benchmark(name).roles[1:]:
+        if role not in model_roles():
+            raise prerequisite(f"empathos/{name}: no {role}: pass --model-role {role}=MODEL")
+        model = get_model(role=role, required=True)
+        models.append((role, role_client(model, role), str(model)))
+    return roles_of(models)
 
 
 @solver
@@ -103,8 +108,7 @@ def bench_metrics() -> Metric:
         out: dict[str, float] = {
             m.name: float(m.value) for m in summary.measures if m.value is not None
         }
-        if summary.eqbench is not None:
-            out["parse_rate"] = summary.eqbench.parse_rate
+        out.update(benchmark(summary.name).metrics(records))
         out["unparseable"] = float(summary.unparseable)
         return out
 
