@@ -13,16 +13,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from empathos.bench.protocol import TableData, benchmark, num, registered
+from empathos.bench.protocol import TableData, benchmark, num
 from empathos.bench.record import BenchName
 from empathos.bench.summary import (
     BenchDir,
     BenchSummary,
-    compare_dirs,
     load_bench_dir,
-    shown,
     summarise,
 )
+from empathos.bench.views import compared, is_bench_dir, section_html, summary_json
 from empathos.cli.run_console import interrupted_line
 from empathos.errors import ConfigError, EmpathosError, RecordError
 
@@ -170,19 +169,6 @@ def run_bench(
     return 1 if outcome.errors or outcome.crashed else 0
 
 
-def summary_json(s: BenchSummary) -> dict[str, Any]:
-    """One bench directory's summary as plain JSON values."""
-    out: dict[str, Any] = {
-        "bench": s.name, "protocol": s.protocol, "model": s.model, "items": s.items,
-        "errors": s.errors,
-        "unparseable": s.unparseable,
-        "measures": {m.name: {"value": m.value, "low": m.low, "high": m.high, "n": m.n}
-                     for m in s.measures},
-    }  # fmt: skip
-    out.update(s.own or {})  # the benchmark's own numbers, by part
-    return out
-
-
 def summary_tables(s: BenchSummary) -> list[Table]:
     """The tables of one bench directory's summary."""
     proto = f" ({s.protocol} protocol)" if s.protocol else ""
@@ -210,29 +196,9 @@ def _drawn(data: TableData) -> Table:
 
 
 def compare_table(base: Path, trained: Path, problems: list[RecordError] | None = None) -> Table:
-    """Trained - base per measure, paired over the items both answered; the means shown by
-    the benchmark's rounding (:func:`empathos.bench.summary.shown`, as ``bench score``
-    shows them) and the difference as the difference of those. Unreadable records are
-    added to ``problems`` and left out (raised when it is None)."""
-    a, b = load_bench_dir(base, problems), load_bench_dir(trained, problems)
-    for path, bench in ((base, a), (trained, b)):
-        if bench is None:
-            raise ConfigError(
-                "is not a bench run directory (empathos bench writes them)", file=path
-            )
-    assert a is not None and b is not None
-    proto = f" ({a.protocol} protocol, both runs)" if a.protocol else ""
-    table = Table(title=f"{a.name}{proto}: {b.model} - {a.model}, paired over items")
-    for col in ("measure", "base", "trained", "difference", "95% interval", "p-value", "items"):
-        table.add_column(col)
-    for p in compare_dirs(a, b):
-        s = p.summary
-        mb, ma = (None if x is None else shown(a.name, p.measure, x) for x in (s.mean_b, s.mean_a))
-        diff = None if ma is None or mb is None else ma - mb
-        ci = "-" if s.ci is None else f"{s.ci[0]:+.2f} - {s.ci[1]:+.2f}"
-        table.add_row(p.measure, num(mb), num(ma), num(diff, "{:+.2f}"), ci,
-                      num(s.p_value, "{:.3f}"), str(s.pairs))  # fmt: skip
-    return table
+    """``bench compare``'s table (:func:`empathos.bench.views.compared`). Unreadable records
+    are added to ``problems`` and left out (raised when it is None)."""
+    return _drawn(compared(base, trained, problems))
 
 
 def print_compare(base: Path, trained: Path) -> int:
@@ -250,19 +216,6 @@ def _skipped(problems: Sequence[EmpathosError]) -> None:
         err.print(
             f"error: {problem.line()} (skipped)", markup=False, highlight=False, soft_wrap=True
         )
-
-
-def is_bench_dir(path: Path) -> bool:
-    """True for a directory ``empathos bench`` wrote (its manifest names a benchmark)."""
-    from empathos.run.manifest import read_manifest
-
-    if not path.is_dir():
-        return False
-    try:
-        manifest = read_manifest(path)
-    except ConfigError:  # a damaged manifest: not ours to judge here
-        return False
-    return manifest is not None and manifest.bench is not None
 
 
 def print_bench_dirs(paths: list[Path], *, as_json: bool) -> int:
@@ -294,29 +247,5 @@ def print_bench_dirs(paths: list[Path], *, as_json: bool) -> int:
     return 1 if problems else 0
 
 
-def bench_section_html(paths: list[Path]) -> str:
-    """The report's section for bench directories: each benchmark's measures per model."""
-    import html
-
-    rows = []
-    for path in paths:
-        bench = load_bench_dir(path)
-        if bench is None:
-            continue
-        s = summarise(bench)
-        for m in s.measures:
-            cells = (s.name, s.model, m.name, num(m.value), f"{num(m.low)} - {num(m.high)}",
-                     str(m.n), str(s.errors), str(s.unparseable))  # fmt: skip
-            rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("benchmark", "model", "measure", "value", "95% interval", "items", "errors",
-                  "unparseable")
-    )  # fmt: skip
-    return (
-        '<section id="sec-bench"><h2>Other benchmarks (empathos bench)</h2>'
-        f'<table id="bench"><tr>{head}</tr>{"".join(rows)}</table>'
-        f'<p class="note">{"; ".join(b.note for b in registered())}. '
-        "Intervals: bootstrap over items; errors (endpoint "
-        "failures) are left out. See docs/bench.md.</p></section>"
-    )
+#: The report's bench section (:func:`empathos.bench.views.section_html`).
+bench_section_html = section_html
