@@ -3,13 +3,14 @@
 ``empathos/eqbench``; ``empathos/eqbench3`` also takes ``--model-role judge=J``).
 
 One sample per item (:func:`empathos.bench.campaign.bench_cases`, read from your copy of the
-benchmark, ``-T data``); the solver plays it with the same ``play_*`` function ``empathos
-bench`` uses (:mod:`empathos.bench.play`), every model call through our client over the
-Inspect model (:func:`.backend.role_client`), and keeps the item's record (the same JSON as
-a record file of ``empathos bench``) in the sample's store under ``empathos:bench``. An item
-whose endpoint failed raises, so the sample is an error in Inspect's terms, never a wrong
-answer. The scorer reads the store; the task's metric aggregates as ``empathos bench score``
-does (:func:`empathos.bench.summary.summarise`).
+benchmark, ``-T data``); the solver plays it with the case's own ``play`` coroutine, the
+one ``empathos bench`` uses (its benchmark's module, found in the registry of
+:mod:`empathos.bench.protocol`, as are its roles and metrics), every model call through
+our client over the Inspect model (:func:`.backend.role_client`), and keeps the item's
+record (the same JSON as a record file of ``empathos bench``) in the sample's store under
+``empathos:bench``. An item whose endpoint failed raises, so the sample is an error in
+Inspect's terms, never a wrong answer. The scorer reads the store; the task's metric
+aggregates as ``empathos bench score`` does (:func:`empathos.bench.summary.summarise`).
 """
 
 from __future__ import annotations
