@@ -1,5 +1,6 @@
-"""Other emotional-intelligence benchmarks on the same endpoints: EmoBench, EQ-Bench (v2) and
-EQ-Bench 3's rubric pass.
+"""Other emotional-intelligence benchmarks on the same endpoints: EmoBench, EQ-Bench (v2),
+EQ-Bench 3's rubric pass and SAGE, each one module behind the benchmark protocol and found
+in its registry (:mod:`empathos.bench.protocol`).
 
 Each benchmark's data and prompt files are read from the user's copy (``--data``), never
 shipped; the answer parsing and the scoring follow each benchmark's published method and are

@@ -17,14 +17,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from empathos.bench.emobench_files import read_emobench
-from empathos.bench.eqbench3_files import read_eqbench3
-from empathos.bench.eqbench_files import find_questions, read_questions
-from empathos.bench.play import BenchCase, Roles, play_eqbench, play_eqbench3
-from empathos.bench.play_emo import play_emobench
+from empathos.bench.play import BenchCase, Roles, roles_of
 from empathos.bench.protocol import benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
-from empathos.canonical import canonical_digest
 from empathos.errors import ConfigError, RecordError
 from empathos.llm import ModelClient, ResponseCache
 from empathos.llm.roles import build_role_model
@@ -50,7 +45,6 @@ from empathos.run.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
 from empathos.scoring.usage import count_calls, usage_summary
 
 __all__ = [
-    "PROTOCOLS",
     "PreparedBench",
     "bench_cases",
     "bench_usage",
@@ -75,52 +69,13 @@ def read_row(file: Path, key: DialogueKey, relative: str) -> IndexRow:
     return read_item(file).index_row(key, relative)
 
 
-def _sha(*parts: object) -> str:
-    """An item's content hash: canonical bytes (never ``repr``), the same in every process."""
-    return canonical_digest(parts, 16)
-
-
-#: Each benchmark's protocols, the default first (docs/bench.md).
-PROTOCOLS: dict[str, tuple[str, ...]] = {
-    "emobench": ("official", "paper"),
-    "eqbench": ("v2.1", "revise"),
-    "eqbench3": ("",),
-}
-
-
 def bench_cases(
     name: BenchName, data: Path, protocol: str = ""
 ) -> tuple[list[BenchCase], list[Path]]:
     """Every item of the benchmark at ``data`` as a case (run by ``protocol``, default the
     benchmark's first), and the files they were read from."""
-    registered = benchmark(name)
-    if registered is not None:
-        return registered.cases(data)
-    protocol = protocol or PROTOCOLS[name][0]
-    if name == "emobench":
-        emo = read_emobench(data, paper=protocol == "paper")
-        cases = [
-            BenchCase(
-                i.id, _sha(i, emo.prompts[i.language]), name, i.language, i.kind,
-                play_emobench, i, emo.prompts[i.language], protocol,
-            )
-            for i in emo.items
-        ]  # fmt: skip
-        return cases, emo.files
-    if name == "eqbench":
-        path = find_questions(data)
-        return [
-            BenchCase(q.id, _sha(q), name, "en", None, play_eqbench, q, None, protocol)
-            for q in read_questions(path)
-        ], [path]
-    eq3 = read_eqbench3(data)
-    return [
-        BenchCase(
-            s.id, _sha(s, eq3.kinds[s.kind], eq3.debrief), name, "en", s.kind, play_eqbench3,
-            s, (eq3.kinds[s.kind], eq3.debrief),
-        )
-        for s in eq3.scenarios
-    ], eq3.files  # fmt: skip
+    bench = benchmark(name)
+    return bench.cases(data, protocol or bench.protocols[0])
 
 
 @dataclass
@@ -152,11 +107,7 @@ def _fingerprint(
     parts: dict[str, object] = {"bench": name}
     if protocol:  # a run's items are all of one protocol
         parts["protocol"] = protocol
-    used: tuple[str, ...] = (
-        ("model_under_test", "judge") if name == "eqbench3" else ("model_under_test",)
-    )
-    used = registered.roles if (registered := benchmark(name)) is not None else used
-    for role in used:
+    for role in benchmark(name).roles:
         ep = config.role(role)
         parts[f"roles.{role}"] = {"kind": ep.kind, "model": ep.model, "sampling": ep.sampling()}
     return {k: digest(v) for k, v in parts.items()}
@@ -199,23 +150,18 @@ def _file_hashes(data: Path, files: Sequence[Path]) -> dict[str, str]:
     }
 
 
+#: The role model's label in its calls, per run-config role a benchmark can call.
+_LABELS = {"model_under_test": "tested", "judge": "judge", "user": "user"}
+
+
 def _roles(
     name: BenchName, config: RunConfig, cache: ResponseCache | None
 ) -> tuple[Roles, list[ModelClient]]:
-    tested_ep = priced(config, "model_under_test")
-    tested = build_role_model(tested_ep, "tested", cache, name="model_under_test")
-    if name == "sage":  # the simulated user plays on the user role's endpoint
-        sim_ep = priced(config, "user")
-        sim = build_role_model(sim_ep, "user", cache, name="user")
-        return Roles(tested, tested_ep.model, simulator=sim, simulator_label=sim_ep.model), [
-            tested,
-            sim,
-        ]
-    if name != "eqbench3":
-        return Roles(tested, tested_ep.model), [tested]
-    judge_ep = priced(config, "judge")
-    judge = build_role_model(judge_ep, "judge", cache, name="judge")
-    return Roles(tested, tested_ep.model, judge, judge_ep.model), [tested, judge]
+    models = []
+    for role in benchmark(name).roles:  # the model under test first
+        ep = priced(config, role)
+        models.append((role, build_role_model(ep, _LABELS[role], cache, name=role), ep.model))
+    return roles_of(models), [m for _, m, _ in models]
 
 
 def prepare_bench(

@@ -8,7 +8,7 @@ failed call recorded: an endpoint failure is never a wrong answer.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,7 @@ __all__ = [
     "play_eqbench",
     "play_eqbench3",
     "record_of_item",
+    "roles_of",
 ]
 
 
@@ -79,6 +80,16 @@ class Roles:
     judge_label: str = ""
     simulator: ChatModel | None = None
     simulator_label: str = ""
+
+
+def roles_of(models: Sequence[tuple[str, ChatModel, str]]) -> Roles:
+    """The :class:`Roles` of (run-config role, model, label) triples, the model under test
+    first; ``judge`` is the judge, ``user`` the simulated user."""
+    slots = {"judge": ("judge", "judge_label"), "user": ("simulator", "simulator_label")}
+    fields: dict[str, Any] = {}
+    for role, model, label in models[1:]:
+        fields[slots[role][0]], fields[slots[role][1]] = model, label
+    return Roles(models[0][1], models[0][2], **fields)
 
 
 @dataclass

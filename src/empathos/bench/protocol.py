@@ -2,28 +2,62 @@
 that finds it by name.
 
 A benchmark is one module implementing :class:`Benchmark`: read the user's copy and name the
-files it read (:meth:`~Benchmark.cases`), play one item against the role models
-(``BenchCase.play``), an item's values (:meth:`~Benchmark.item_values`: what the score
-averages, per measure), the benchmark's own numbers over a run (:meth:`~Benchmark.summary`),
-the published result files recomputed (:meth:`~Benchmark.read_published`) and its known
-differences from the benchmark's own code (:attr:`~Benchmark.differences`). The campaign,
-the summaries and the commands ask the registry (:func:`benchmark`) instead of branching by
-name. SAGE is the first benchmark on it (:mod:`empathos.bench.sage_bench`); EmoBench and the
-EQ-Benches still have their branches and could move onto it.
+files it read (:meth:`~Benchmark.cases`, under one of its :attr:`~Benchmark.protocols`), play
+one item against the role models (``BenchCase.play``), the items' values (:meth:`~Benchmark.
+values`: what the score averages, per measure) and how they are shown (:meth:`~Benchmark.
+shown`), the benchmark's own numbers over a run (:meth:`~Benchmark.summary`, with their
+tables: :meth:`~Benchmark.tables`), the published result files recomputed
+(:meth:`~Benchmark.read_published`) and its known differences from the benchmark's own code
+(:attr:`~Benchmark.differences`). The campaign, the summaries, the commands, the report and
+the Inspect tasks ask the registry (:func:`benchmark`, :func:`registered`) instead of
+branching by name. Adding a benchmark adds its module and one line to :data:`REGISTRY`
+(docs/architecture.md, "How to add a benchmark").
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from empathos.errors import ConfigError
 
 if TYPE_CHECKING:
     from empathos.bench.play import BenchCase
     from empathos.bench.record import BenchItemRecord
 
-__all__ = ["REGISTRY", "Benchmark", "benchmark", "registered"]
+__all__ = [
+    "REGISTRY",
+    "Benchmark",
+    "Defaults",
+    "TableData",
+    "Values",
+    "benchmark",
+    "num",
+    "per_item",
+    "registered",
+]
+
+#: Measure -> item id -> the item's value.
+Values = dict[str, dict[str, float]]
+
+
+@dataclass
+class TableData:
+    """A table a benchmark shows beside its measures (plain text cells; the command draws it)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    caption: str | None = None
+
+
+def num(x: float | None, pattern: str = "{:.2f}") -> str:
+    """A number as the bench tables show it ("-": none or NaN)."""
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else pattern.format(x)
 
 
 class Benchmark(Protocol):
@@ -32,44 +66,106 @@ class Benchmark(Protocol):
     name: str
     roles: tuple[str, ...]
     """The run config's roles it calls, the model under test first."""
+    protocols: tuple[str, ...]
+    """How it can be run, the default first (``("",)``: one way only)."""
+    measure_order: tuple[str, ...]
+    """The order its measures are shown in (others after them; ``()``: as found)."""
+    warn_offline: tuple[str, ...]
+    """Roles (beyond the model under test) whose bundled offline model earns a warning."""
+    note: str
+    """What its measures are, in one clause (the report's bench section)."""
     differences: tuple[str, ...]
     """Each known difference from the benchmark's own code, with its effect."""
 
-    def cases(self, data: Path) -> tuple[list[BenchCase], list[Path]]:
+    def cases(self, data: Path, protocol: str) -> tuple[list[BenchCase], list[Path]]:
         """Every item of the user's copy at ``data`` as a case, and the files read."""
         ...
 
-    def item_values(self, record: BenchItemRecord) -> dict[str, float]:
-        """Measure -> this item's value (what the benchmark's score averages); {}: none."""
+    def values(self, records: Sequence[BenchItemRecord]) -> Values:
+        """Measure -> item id -> the finished item's value (what the benchmark's score
+        averages), over one run's records."""
+        ...
+
+    def shown(self, measure: str, value: float) -> float:
+        """``value`` of ``measure`` rounded as the benchmark shows it."""
         ...
 
     def summary(self, records: Sequence[BenchItemRecord]) -> dict[str, Any]:
-        """The benchmark's own numbers over a run's finished items (plain JSON values)."""
+        """The benchmark's own numbers over a run's items: part name -> plain JSON values
+        (added to ``bench score --format json`` after the measures)."""
         ...
 
-    def read_published(self, path: Path) -> list[dict[str, Any]]:
-        """The benchmark's numbers recomputed from published result files at ``path``."""
+    def tables(self, parts: dict[str, Any]) -> tuple[str | None, list[TableData]]:
+        """The caption of the measures' table and the further tables, from :meth:`summary`."""
         ...
+
+    def metrics(self, records: Sequence[BenchItemRecord]) -> dict[str, float]:
+        """Further numbers an Inspect task reports beside the measures."""
+        ...
+
+    def read_published(self, path: Path, data: Path | None = None) -> list[dict[str, Any]]:
+        """The benchmark's numbers recomputed from published result files at ``path``
+        (``data``: the user's copy, where the files need it)."""
+        ...
+
+
+class Defaults:
+    """What most benchmarks share (a benchmark class may start from it): one protocol, the
+    measures as found, shown as computed, no further tables or metrics, no published files."""
+
+    protocols: tuple[str, ...] = ("",)
+    measure_order: tuple[str, ...] = ()
+    warn_offline: tuple[str, ...] = ()
+
+    def shown(self, measure: str, value: float) -> float:
+        """As computed."""
+        return value
+
+    def tables(self, parts: dict[str, Any]) -> tuple[str | None, list[TableData]]:
+        """None."""
+        return None, []
+
+    def metrics(self, records: Sequence[BenchItemRecord]) -> dict[str, float]:
+        """None."""
+        return {}
+
+    def read_published(self, path: Path, data: Path | None = None) -> list[dict[str, Any]]:
+        """None: the benchmark publishes no result files we recompute."""
+        return []
+
+
+def per_item(records: Sequence[BenchItemRecord], measure: str, key: str, scale: float) -> Values:
+    """``measure``: each finished item's ``scores[key]`` x ``scale`` (items without it left
+    out)."""
+    out: Values = {}
+    for r in records:
+        if r.status == "done" and key in r.scores:
+            out.setdefault(measure, {})[r.item_id] = scale * r.scores[key]
+    return out
 
 
 #: The registry: benchmark name -> "module:attribute" of its implementation (imported when
-#: first asked for). Adding a benchmark adds its module and one line here.
+#: first asked for), in the order the report lists them. Adding a benchmark adds its module
+#: and one line here.
 REGISTRY: dict[str, str] = {
+    "emobench": "empathos.bench.emobench_bench:EMOBENCH",
+    "eqbench": "empathos.bench.eqbench_bench:EQBENCH",
+    "eqbench3": "empathos.bench.eqbench3_bench:EQBENCH3",
     "sage": "empathos.bench.sage_bench:SAGE",
 }
 _LOADED: dict[str, Benchmark] = {}
 
 
-def benchmark(name: str) -> Benchmark | None:
-    """The registered benchmark of that name (None: one with its own branches)."""
+def benchmark(name: str) -> Benchmark:
+    """The registered benchmark of that name (ConfigError: none)."""
     if name not in REGISTRY:
-        return None
+        raise ConfigError(f"is not a benchmark (one of {', '.join(REGISTRY)})", field="bench")
     if name not in _LOADED:
         module, attr = REGISTRY[name].split(":")
         _LOADED[name] = getattr(importlib.import_module(module), attr)
     return _LOADED[name]
 
 
-def registered() -> list[str]:
-    """The names of the registered benchmarks."""
-    return sorted(REGISTRY)
+def registered() -> list[Benchmark]:
+    """Every registered benchmark, in the registry's order."""
+    return [benchmark(name) for name in REGISTRY]

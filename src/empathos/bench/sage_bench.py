@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from empathos.bench.play import BenchCase, Roles
-from empathos.bench.protocol import Benchmark
+from empathos.bench.protocol import Benchmark, Defaults, TableData, Values, per_item
 from empathos.bench.record import BenchItemRecord, ChatTurn
 from empathos.errors import ModelCallError
 from empathos.llm import ChatModel, Message, record_of
@@ -172,12 +172,13 @@ def write_results(
     return path
 
 
-class SageBench:
+class SageBench(Defaults):
     """SAGE behind the benchmark protocol (:class:`empathos.bench.protocol.Benchmark`;
     registered in :data:`empathos.bench.protocol.REGISTRY`)."""
 
     name = "sage"
     roles: tuple[str, ...] = ("model_under_test", "user")
+    note = "SAGE: the mean final emotion (0-100)"
     differences: tuple[str, ...] = (
         "The analyser's prompt gets the conversation goal (target_prompt) in its {{target}} "
         "slot; the released planning_reply indexes the string with player_data['target'], "
@@ -196,7 +197,7 @@ class SageBench:
         "call_llm to the user.",
     )
 
-    def cases(self, data: Path) -> tuple[list[BenchCase], list[Path]]:
+    def cases(self, data: Path, protocol: str = "") -> tuple[list[BenchCase], list[Path]]:
         """Every profile of the copy as a case (play: :func:`play_sage`)."""
         copy = read_sage(data)
         cases = [
@@ -206,19 +207,23 @@ class SageBench:
         ]  # fmt: skip
         return cases, copy.files
 
-    def item_values(self, record: BenchItemRecord) -> dict[str, float]:
-        """The final emotion (0-100) of a finished dialogue."""
-        if record.status != "done" or "emotion" not in record.scores:
-            return {}
-        return {"emotion": record.scores["emotion"]}
+    def values(self, records: Sequence[BenchItemRecord]) -> Values:
+        """The final emotion (0-100) of each finished dialogue."""
+        return per_item(records, "emotion", "emotion", 1.0)
 
     def summary(self, records: Sequence[BenchItemRecord]) -> dict[str, Any]:
         """Score, successes and failures over the finished dialogues."""
         s = sentient_score([r.sage for r in records if r.status == "done" and r.sage])
-        return {"score": s.score, "mean": s.mean, "successes": s.successes,
-                "failures": s.failures, "dialogues": s.dialogues}  # fmt: skip
+        return {"sage": {"score": s.score, "mean": s.mean, "successes": s.successes,
+                         "failures": s.failures, "dialogues": s.dialogues}}  # fmt: skip
 
-    def read_published(self, path: Path) -> list[dict[str, Any]]:
+    def tables(self, parts: dict[str, Any]) -> tuple[str | None, list[TableData]]:
+        """The Sentient numbers as the caption."""
+        shown = {k: "-" if v is None else f"{v:g}" if isinstance(v, float) else v
+                 for k, v in parts["sage"].items()}  # fmt: skip
+        return ", ".join(f"{k} {v}" for k, v in shown.items()), []
+
+    def read_published(self, path: Path, data: Path | None = None) -> list[dict[str, Any]]:
         """Each result file at ``path`` (a file, a folder of them, a run directory): its
         model (the file's name less ``_result.jsonl``) and its numbers."""
         rows = []

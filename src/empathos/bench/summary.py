@@ -2,9 +2,10 @@
 
 - :func:`load_bench_dir`: the manifest's benchmark and the item records of a directory that
   ``empathos bench`` wrote (None for any other directory: EMPA runs are scored elsewhere).
-- :func:`summarise`: the benchmark's numbers from the records (pure): EmoBench accuracy per
-  task and language with a bootstrap interval; EQ-Bench's score and parse rate; EQ-Bench 3's
-  rubric score (0-100) and the mean of every criterion. Items that ended as errors are left
+- :func:`summarise`: the benchmark's numbers from the records (pure): each measure's mean
+  over the items (:meth:`~empathos.bench.protocol.Benchmark.values`) with a bootstrap
+  interval, shown as the benchmark rounds it, and the benchmark's own numbers
+  (:meth:`~empathos.bench.protocol.Benchmark.summary`). Items that ended as errors are left
   out and counted.
 - :func:`compare_dirs`: per benchmark measure, the paired difference (trained - base) over
   the items both answered, its bootstrap interval and a sign-flip permutation p-value
@@ -21,9 +22,7 @@ from typing import Any
 import numpy as np
 
 from empathos.bench.campaign import read_item
-from empathos.bench.emobench import TASKS, Accuracy, Scored, accuracy_table
-from empathos.bench.eqbench import EqbenchScore, ItemResult, Ratings, eqbench_score
-from empathos.bench.protocol import benchmark
+from empathos.bench.protocol import Values, benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
 from empathos.errors import RecordError
 from empathos.run.manifest import read_manifest
@@ -101,14 +100,9 @@ class BenchSummary:
     errors: int
     unparseable: int
     measures: list[Measure]
-    emobench: list[Accuracy] | None = None
-    eqbench: EqbenchScore | None = None
-    criteria: dict[str, float] | None = None
     protocol: str | None = None
-    lenient_only: int | None = None
-    """EmoBench: answers only the lenient diagnostic reader could read (never scored)."""
     own: dict[str, Any] | None = None
-    """A registered benchmark's own numbers (:meth:`Benchmark.summary`)."""
+    """The benchmark's own numbers by part (:meth:`Benchmark.summary`)."""
 
 
 def _interval(values: Sequence[float], scale: float = 1.0) -> tuple[float | None, float | None]:
@@ -119,50 +113,17 @@ def _interval(values: Sequence[float], scale: float = 1.0) -> tuple[float | None
     return float(lo) * scale, float(hi) * scale
 
 
-def _eq_result(records: Sequence[BenchItemRecord]) -> EqbenchScore:
-    done = [r for r in records if r.status == "done"]
-    items = [
-        ItemResult(r.scores.get("first_pass"), r.scores.get("revised"), Ratings({}, {}))
-        for r in done
-    ]
-    return eqbench_score(items, len(records))
-
-
-def item_values(records: Sequence[BenchItemRecord], name: BenchName) -> dict[str, dict[str, float]]:
-    """Measure -> item id -> the item's value (what the benchmark's score averages):
-    EmoBench 0/1 per task (in %; the paper protocol: the mean over choice orders), EQ-Bench
-    the question score x 10 of the pass the benchmark's rule takes, EQ-Bench 3 task score
-    x 5."""
-    out: dict[str, dict[str, float]] = {}
-    eq_key = "first_pass"
-    if name == "eqbench" and _eq_result(records).uses_revised:
-        eq_key = "revised"
-    registered = benchmark(name)
-    for r in records:
-        if r.status != "done":
-            continue
-        if registered is not None:
-            for measure, v in registered.item_values(r).items():
-                out.setdefault(measure, {})[r.item_id] = v
-        elif name == "emobench":
-            for task, v in r.scores.items():
-                out.setdefault(task, {})[f"{r.item_id}"] = 100.0 * v
-        elif name == "eqbench" and eq_key in r.scores:
-            out.setdefault("score", {})[r.item_id] = 10.0 * r.scores[eq_key]
-        elif name == "eqbench3" and "task" in r.scores:
-            out.setdefault("rubric", {})[r.item_id] = 5.0 * r.scores["task"]
-    return out
+def item_values(records: Sequence[BenchItemRecord], name: BenchName) -> Values:
+    """Measure -> item id -> the item's value (what the benchmark's score averages; its
+    :meth:`~empathos.bench.protocol.Benchmark.values`)."""
+    return benchmark(name).values(records)
 
 
 def shown(name: BenchName, measure: str, value: float) -> float:
     """``value`` of ``measure`` as the benchmark rounds it for display, the one rule every
-    command applies (score, compare, the report): EQ-Bench 3's rubric score is its 0-20
-    mean rounded to 2 decimals, times 5; every other number is shown as computed (to 2
-    decimals)."""
-    if name == "eqbench3" and measure == "rubric":
-        mean = round(value / 5.0, 9)  # float noise of how the mean was summed: not a digit
-        return round(round(mean, 2) * 5.0, 2)
-    return value
+    command applies (score, compare, the report; its
+    :meth:`~empathos.bench.protocol.Benchmark.shown`)."""
+    return benchmark(name).shown(measure, value)
 
 
 def _measures(values: dict[str, dict[str, float]]) -> list[Measure]:
@@ -174,48 +135,29 @@ def _measures(values: dict[str, dict[str, float]]) -> list[Measure]:
     return out
 
 
-def _emobench_rows(recs: Sequence[BenchItemRecord]) -> list[Scored]:
-    return [
-        Scored(r.task or "", r.language or "", r.scores if r.status == "done" else None,
-               r.unparseable)
-        for r in recs
-    ]  # fmt: skip
-
-
 def summarise(bench: BenchDir) -> BenchSummary:
     """The numbers of one bench directory (see the module docstring)."""
     recs = bench.records
     done = [r for r in recs if r.status == "done"]
     errors, unparseable = len(recs) - len(done), sum(r.unparseable for r in done)
-    measures = _measures(item_values(recs, bench.name))
-    emo = eq = criteria = own = None
-    registered = benchmark(bench.name)
-    if registered is not None:
-        own = registered.summary(recs)
-    elif bench.name == "emobench":
-        order = {t: i for i, t in enumerate(TASKS)}
-        measures.sort(key=lambda m: order.get(m.name, 99))
-        emo = accuracy_table(_emobench_rows(recs))
-    elif bench.name == "eqbench":
-        eq = _eq_result(recs)
-    else:
-        rated: dict[str, list[float]] = {}
-        for r in done:
-            for c, v in r.judge.criteria.items() if r.judge else ():
-                rated.setdefault(c, []).append(v)
-        criteria = {c: sum(v) / len(v) for c, v in sorted(rated.items())}
-        measures = [  # the benchmark's rounding of the mean
-            Measure(m.name, shown(bench.name, m.name, m.value), m.low, m.high, m.n)
-            if m.value is not None else m
-            for m in measures
-        ]  # fmt: skip
-    lenient = None
-    if bench.name == "emobench":
-        lenient = sum(int((r.detail or {}).get("lenient_only", 0)) for r in done)
+    spec = benchmark(bench.name)
+    order = {t: i for i, t in enumerate(spec.measure_order)}
+    measures = sorted(_measures(spec.values(recs)), key=lambda m: order.get(m.name, 99))
+    measures = [  # the benchmark's rounding of the mean
+        Measure(m.name, spec.shown(m.name, m.value), m.low, m.high, m.n)
+        if m.value is not None else m
+        for m in measures
+    ]  # fmt: skip
     return BenchSummary(
-        bench.name, bench.model, len(recs), errors, unparseable, measures, emo, eq, criteria,
-        bench.protocol, lenient, own,
-    )  # fmt: skip
+        bench.name,
+        bench.model,
+        len(recs),
+        errors,
+        unparseable,
+        measures,
+        bench.protocol,
+        spec.summary(recs),
+    )
 
 
 @dataclass(frozen=True)

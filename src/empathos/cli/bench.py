@@ -12,13 +12,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from empathos.bench.eqbench_bench import published_row, questions_for
 from empathos.bench.eqbench_files import (
     EqQuestion,
     PublishedCheck,
     check_published,
-    find_questions,
     read_questions,
 )
+from empathos.bench.protocol import benchmark
 from empathos.bench.record import BenchName
 from empathos.cli.bench_run import (
     BaseUrlOpt,
@@ -41,7 +42,7 @@ from empathos.cli.bench_run import (
     run_bench,
 )
 from empathos.cli.bench_sage import sage_app
-from empathos.errors import ConfigError, EmpathosError, InputError
+from empathos.errors import ConfigError, EmpathosError
 
 __all__ = [
     "OutFormat",
@@ -87,8 +88,8 @@ def emobench_cmd(
     protocol: ProtocolOpt = "official",
 ) -> None:  # fmt: skip
     """EmoBench: multiple-choice emotional understanding (EU) and application (EA)."""
-    if protocol not in ("official", "paper"):
-        raise ConfigError("must be official or paper", field="--protocol")
+    if protocol not in (known := benchmark("emobench").protocols):
+        raise ConfigError(f"must be {' or '.join(known)}", field="--protocol")
     _run("emobench", data, limit, force, model=model, base_url=base_url,
          api_key_env=api_key_env, config=config, out=out, concurrency=concurrency,
          no_retry_errors=no_retry_errors, protocol=protocol)  # fmt: skip
@@ -157,43 +158,6 @@ def bench_compare_cmd(
         raise typer.Exit(code)
 
 
-def _questions_for(result: Path, data: Path | None) -> Path:
-    if data is not None:
-        return find_questions(data)
-    # A result file inside a clone: <clone>/results/eq-bench/<file>.json.
-    for parent in list(result.resolve().parents)[:3]:
-        try:
-            return find_questions(parent)
-        except InputError:
-            continue
-    raise InputError(
-        "no questions file beside this result file; pass --data (a clone of "
-        "EQ-bench/EQ-Bench or its data folder)",
-        file=result,
-        field="--data",
-    )
-
-
-def _row(check: PublishedCheck) -> dict[str, object]:
-    score = check.recomputed
-    return {
-        "file": str(check.file),
-        "model": check.model,
-        "published": check.published,
-        "recomputed": None if score.score is None else round(score.score, 4),
-        "first_pass": None if score.first_pass is None else round(score.first_pass, 4),
-        "revised": None if score.revised_score is None else round(score.revised_score, 4),
-        "final_from": "revised" if score.uses_revised else "first pass",
-        "difference": None if check.difference is None else round(check.difference, 4),
-        "parseable": score.parseable,
-        "total": score.total,
-        "parse_rate": round(score.parse_rate, 4),
-        "benchmark_failed": score.failed,
-        "revise_format": check.revise,
-        "reproduced": check.reproduced,
-    }
-
-
 def _verdict(check: PublishedCheck) -> str:
     if check.published is None:
         return "no published score"
@@ -252,7 +216,7 @@ def score_cmd(
     skipped = 0
     for path in paths:  # a file that cannot be scored is named and skipped, as `score` does
         try:
-            qfile = _questions_for(path, data)
+            qfile = questions_for(path, data)
             if qfile not in cache:
                 cache[qfile] = read_questions(qfile)
             checks.append(check_published(path, cache[qfile]))
@@ -262,7 +226,7 @@ def score_cmd(
                 f"error: {exc.line()} (skipped)", markup=False, highlight=False, soft_wrap=True
             )
     if fmt is OutFormat.json:
-        typer.echo(json.dumps([_row(c) for c in checks], indent=1))
+        typer.echo(json.dumps([published_row(c) for c in checks], indent=1))
     elif checks:
         Console(width=160).print(_table(checks))
     if skipped:

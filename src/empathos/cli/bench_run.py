@@ -4,7 +4,6 @@ numbers; `empathos bench score` and `empathos bench compare` read bench run dire
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -14,15 +13,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from empathos.bench.protocol import TableData, benchmark, num
 from empathos.bench.record import BenchName
 from empathos.bench.summary import (
     BenchDir,
     BenchSummary,
-    compare_dirs,
     load_bench_dir,
-    shown,
     summarise,
 )
+from empathos.bench.views import compared, is_bench_dir, section_html, summary_json
 from empathos.cli.run_console import interrupted_line
 from empathos.errors import ConfigError, EmpathosError, RecordError
 
@@ -102,16 +101,13 @@ def _config(name: BenchName, opts: dict[str, Any]) -> Any:
         config = config.model_copy(
             update={"out": Path("runs") / f"bench-{name}-{slug.strip('-.')}"}
         )
-    if (
-        name == "eqbench3"
-        and config.role("judge").kind == "offline"
-        and not opts.get("roles_model")
-    ):
-        Console(stderr=True).print(
-            "warning: the judge is the bundled 135M offline model; give --roles-model and "
-            "--roles-base-url (or roles.judge in --config) for meaningful scores",
-            markup=False,
-        )
+    for role in benchmark(name).warn_offline:
+        if config.role(role).kind == "offline" and not opts.get("roles_model"):
+            Console(stderr=True).print(
+                f"warning: the {role} is the bundled 135M offline model; give --roles-model "
+                f"and --roles-base-url (or roles.{role} in --config) for meaningful scores",
+                markup=False,
+            )
     return config
 
 
@@ -173,45 +169,6 @@ def run_bench(
     return 1 if outcome.errors or outcome.crashed else 0
 
 
-def _num(x: float | None, pattern: str = "{:.2f}") -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else pattern.format(x)
-
-
-def summary_json(s: BenchSummary) -> dict[str, Any]:
-    """One bench directory's summary as plain JSON values."""
-    out: dict[str, Any] = {
-        "bench": s.name, "protocol": s.protocol, "model": s.model, "items": s.items,
-        "errors": s.errors,
-        "unparseable": s.unparseable,
-        "measures": {m.name: {"value": m.value, "low": m.low, "high": m.high, "n": m.n}
-                     for m in s.measures},
-    }  # fmt: skip
-    if s.eqbench is not None:
-        out["eqbench"] = {
-            "score": s.eqbench.score, "first_pass": s.eqbench.first_pass,
-            "revised_score": s.eqbench.revised_score,
-            "final_from": "revised" if s.eqbench.uses_revised else "first pass",
-            "parseable": s.eqbench.parseable, "total": s.eqbench.total,
-            "first_parseable": s.eqbench.first_parseable,
-            "revised_parseable": s.eqbench.revised_parseable,
-            "benchmark_failed": s.eqbench.failed,
-        }  # fmt: skip
-    if s.emobench is not None:
-        out["emobench"] = [
-            {"task": a.task, "language": a.language, "accuracy": a.accuracy, "n": a.n,
-             "correct": a.correct, "unparseable": a.unparseable, "errors": a.errors,
-             "low": a.low, "high": a.high}
-            for a in s.emobench
-        ]  # fmt: skip
-    if s.criteria is not None:
-        out["criteria"] = s.criteria
-    if s.lenient_only is not None:
-        out["lenient_only"] = s.lenient_only
-    if s.own is not None:  # a registered benchmark's own numbers (SAGE's Sentient numbers)
-        out[s.name] = s.own
-    return out
-
-
 def summary_tables(s: BenchSummary) -> list[Table]:
     """The tables of one bench directory's summary."""
     proto = f" ({s.protocol} protocol)" if s.protocol else ""
@@ -223,79 +180,25 @@ def summary_tables(s: BenchSummary) -> list[Table]:
     for col in ("measure", "value", "95% interval", "items"):
         main.add_column(col)
     for m in s.measures:
-        main.add_row(m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}", str(m.n))
-    tables = [main]
-    if s.own is not None:
-        shown = {k: "-" if v is None else f"{v:g}" if isinstance(v, float) else v
-                 for k, v in s.own.items()}  # fmt: skip
-        main.caption = ", ".join(f"{k} {v}" for k, v in shown.items())
-    if s.eqbench is not None:
-        eq = s.eqbench
-        main.caption = (
-            f"score {_num(eq.score)} from the {'revised' if eq.uses_revised else 'first'} pass "
-            f"(first pass {_num(eq.first_pass)}, {eq.first_parseable:g} parsed; revised "
-            f"{_num(eq.revised_score)}, {eq.revised_parseable:g} parsed); parse rate "
-            f"{eq.parseable:g}/{eq.total}"
-            + ("; FAILED: under the benchmark's 83% minimum" if eq.failed else "")
-        )
-    if s.emobench:
-        emo = Table(title="EmoBench accuracy (%) per task and language")
-        emo.caption = (
-            f"{s.lenient_only} answer(s) only a lenient reader could read (repaired JSON, "
-            "any letter case, letter with text): counted as the benchmark counts them, wrong"
-        )
-        for col in (
-            "task",
-            "language",
-            "accuracy",
-            "95% interval",
-            "correct/n",
-            "unparseable",
-            "errors",
-        ):
-            emo.add_column(col)
-        for a in s.emobench:
-            acc = None if a.accuracy is None else 100 * a.accuracy
-            low = None if a.low is None else 100 * a.low
-            high = None if a.high is None else 100 * a.high
-            interval = f"{_num(low)} - {_num(high)}"  # as the measures above: 2 decimals
-            emo.add_row(a.task, a.language, _num(acc), interval,
-                        f"{a.correct:g}/{a.n}", str(a.unparseable), str(a.errors))  # fmt: skip
-        tables.append(emo)
-    if s.criteria:
-        crit = Table(title="EQ-Bench 3 criteria (judge's mean, 0-20)")
-        crit.add_column("criterion")
-        crit.add_column("mean")
-        for c, v in s.criteria.items():
-            crit.add_row(c, _num(v))
-        tables.append(crit)
-    return tables
+        main.add_row(m.name, num(m.value), f"{num(m.low)} - {num(m.high)}", str(m.n))
+    caption, more = benchmark(s.name).tables(s.own or {})
+    main.caption = caption
+    return [main, *(_drawn(t) for t in more)]
+
+
+def _drawn(data: TableData) -> Table:
+    table = Table(title=data.title, caption=data.caption)
+    for col in data.columns:
+        table.add_column(col)
+    for row in data.rows:
+        table.add_row(*row)
+    return table
 
 
 def compare_table(base: Path, trained: Path, problems: list[RecordError] | None = None) -> Table:
-    """Trained - base per measure, paired over the items both answered; the means shown by
-    the benchmark's rounding (:func:`empathos.bench.summary.shown`, as ``bench score``
-    shows them) and the difference as the difference of those. Unreadable records are
-    added to ``problems`` and left out (raised when it is None)."""
-    a, b = load_bench_dir(base, problems), load_bench_dir(trained, problems)
-    for path, bench in ((base, a), (trained, b)):
-        if bench is None:
-            raise ConfigError(
-                "is not a bench run directory (empathos bench writes them)", file=path
-            )
-    assert a is not None and b is not None
-    proto = f" ({a.protocol} protocol, both runs)" if a.protocol else ""
-    table = Table(title=f"{a.name}{proto}: {b.model} - {a.model}, paired over items")
-    for col in ("measure", "base", "trained", "difference", "95% interval", "p-value", "items"):
-        table.add_column(col)
-    for p in compare_dirs(a, b):
-        s = p.summary
-        mb, ma = (None if x is None else shown(a.name, p.measure, x) for x in (s.mean_b, s.mean_a))
-        diff = None if ma is None or mb is None else ma - mb
-        ci = "-" if s.ci is None else f"{s.ci[0]:+.2f} - {s.ci[1]:+.2f}"
-        table.add_row(p.measure, _num(mb), _num(ma), _num(diff, "{:+.2f}"), ci,
-                      _num(s.p_value, "{:.3f}"), str(s.pairs))  # fmt: skip
-    return table
+    """``bench compare``'s table (:func:`empathos.bench.views.compared`). Unreadable records
+    are added to ``problems`` and left out (raised when it is None)."""
+    return _drawn(compared(base, trained, problems))
 
 
 def print_compare(base: Path, trained: Path) -> int:
@@ -313,19 +216,6 @@ def _skipped(problems: Sequence[EmpathosError]) -> None:
         err.print(
             f"error: {problem.line()} (skipped)", markup=False, highlight=False, soft_wrap=True
         )
-
-
-def is_bench_dir(path: Path) -> bool:
-    """True for a directory ``empathos bench`` wrote (its manifest names a benchmark)."""
-    from empathos.run.manifest import read_manifest
-
-    if not path.is_dir():
-        return False
-    try:
-        manifest = read_manifest(path)
-    except ConfigError:  # a damaged manifest: not ours to judge here
-        return False
-    return manifest is not None and manifest.bench is not None
 
 
 def print_bench_dirs(paths: list[Path], *, as_json: bool) -> int:
@@ -357,30 +247,5 @@ def print_bench_dirs(paths: list[Path], *, as_json: bool) -> int:
     return 1 if problems else 0
 
 
-def bench_section_html(paths: list[Path]) -> str:
-    """The report's section for bench directories: each benchmark's measures per model."""
-    import html
-
-    rows = []
-    for path in paths:
-        bench = load_bench_dir(path)
-        if bench is None:
-            continue
-        s = summarise(bench)
-        for m in s.measures:
-            cells = (s.name, s.model, m.name, _num(m.value), f"{_num(m.low)} - {_num(m.high)}",
-                     str(m.n), str(s.errors), str(s.unparseable))  # fmt: skip
-            rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("benchmark", "model", "measure", "value", "95% interval", "items", "errors",
-                  "unparseable")
-    )  # fmt: skip
-    return (
-        '<section id="sec-bench"><h2>Other benchmarks (empathos bench)</h2>'
-        f'<table id="bench"><tr>{head}</tr>{"".join(rows)}</table>'
-        '<p class="note">EmoBench: accuracy (%) per task; EQ-Bench: the v2 score (0-100); '
-        "EQ-Bench 3: the rubric score (0-100); SAGE: the mean final emotion (0-100). "
-        "Intervals: bootstrap over items; errors (endpoint "
-        "failures) are left out. See docs/bench.md.</p></section>"
-    )
+#: The report's bench section (:func:`empathos.bench.views.section_html`).
+bench_section_html = section_html

@@ -3,13 +3,14 @@
 ``empathos/eqbench``; ``empathos/eqbench3`` also takes ``--model-role judge=J``).
 
 One sample per item (:func:`empathos.bench.campaign.bench_cases`, read from your copy of the
-benchmark, ``-T data``); the solver plays it with the same ``play_*`` function ``empathos
-bench`` uses (:mod:`empathos.bench.play`), every model call through our client over the
-Inspect model (:func:`.backend.role_client`), and keeps the item's record (the same JSON as
-a record file of ``empathos bench``) in the sample's store under ``empathos:bench``. An item
-whose endpoint failed raises, so the sample is an error in Inspect's terms, never a wrong
-answer. The scorer reads the store; the task's metric aggregates as ``empathos bench score``
-does (:func:`empathos.bench.summary.summarise`).
+benchmark, ``-T data``); the solver plays it with the case's own ``play`` coroutine, the
+one ``empathos bench`` uses (its benchmark's module, found in the registry of
+:mod:`empathos.bench.protocol`, as are its roles and metrics), every model call through
+our client over the Inspect model (:func:`.backend.role_client`), and keeps the item's
+record (the same JSON as a record file of ``empathos bench``) in the sample's store under
+``empathos:bench``. An item whose endpoint failed raises, so the sample is an error in
+Inspect's terms, never a wrong answer. The scorer reads the store; the task's metric
+aggregates as ``empathos bench score`` does (:func:`empathos.bench.summary.summarise`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from empathos import __version__
 from empathos.bench.campaign import bench_cases
-from empathos.bench.play import BenchCase, Roles
+from empathos.bench.play import BenchCase, Roles, roles_of
+from empathos.bench.protocol import benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
 from empathos.bench.summary import BenchDir, summarise
 from empathos.errors import EmpathosError
 from empathos.integrations.inspect.backend import role_client
 from empathos.integrations.inspect.preflight import prerequisite
+from empathos.llm import ChatModel
 
 __all__ = [
     "BENCH_KEY",
@@ -59,15 +62,18 @@ def _cases(name: BenchName, data: str) -> dict[str, BenchCase]:
 
 
 def _roles(name: BenchName) -> Roles:
+    """The benchmark's roles: the model under test is Inspect's model, each other role the
+    Inspect model role of its name (``--model-role judge=MODEL``)."""
     tested = get_model()
-    if name != "eqbench3":
-        return Roles(role_client(tested, "tested"), str(tested))
-    if "judge" not in model_roles():
-        raise prerequisite("empathos/eqbench3: no judge: pass --model-role judge=MODEL")
-    judge = get_model(role="judge", required=True)
-    return Roles(
-        role_client(tested, "tested"), str(tested), role_client(judge, "judge"), str(judge)
-    )
+    models: list[tuple[str, ChatModel, str]] = [
+        ("model_under_test", role_client(tested, "tested"), str(tested))
+    ]
+    for role in benchmark(name).roles[1:]:
+        if role not in model_roles():
+            raise prerequisite(f"empathos/{name}: no {role}: pass --model-role {role}=MODEL")
+        model = get_model(role=role, required=True)
+        models.append((role, role_client(model, role), str(model)))
+    return roles_of(models)
 
 
 @solver
@@ -103,8 +109,7 @@ def bench_metrics() -> Metric:
         out: dict[str, float] = {
             m.name: float(m.value) for m in summary.measures if m.value is not None
         }
-        if summary.eqbench is not None:
-            out["parse_rate"] = summary.eqbench.parse_rate
+        out.update(benchmark(summary.name).metrics(records))
         out["unparseable"] = float(summary.unparseable)
         return out
 
