@@ -11,14 +11,13 @@ finished without error (every one crashed or ended as an error); 130 Ctrl-C, 143
 from __future__ import annotations
 
 import asyncio
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
+
+from empathos.run.interrupt import Interrupted, interruptible, sigterm_as_sigint
 
 if TYPE_CHECKING:
     from empathos.run.runner import RunOutcome
@@ -176,70 +175,30 @@ def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
     return 1 if errors or outcome.crashed or prepared.invalid_selected else 0
 
 
-@contextmanager
-def sigterm_as_sigint() -> Iterator[list[bool]]:
-    """While inside, SIGTERM does what Ctrl-C does (the run stops cleanly: finished dialogues
-    kept, the session marked interrupted); the flag it yields says whether one came."""
-    came = [False]
-
-    def on_term(signum: int, frame: Any) -> None:
-        came[0] = True
-        handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is in flight
-        if callable(handler):
-            handler(signal.SIGINT, frame)
-            return
-        # SIGINT inherited as ignored (a background job): asyncio installed no handler of its
-        # own. A KeyboardInterrupt raised here would end the task that happens to run with it
-        # ("Task exception was never retrieved" and a traceback); instead every task is
-        # cancelled: the dialogue running now ends at its next wait, the others never start,
-        # and asyncio.run raises CancelledError, which the command treats as the interrupt.
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise KeyboardInterrupt from None
-        for task in asyncio.all_tasks(loop):
-            task.cancel()
-
-    try:
-        before = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread: leave SIGTERM alone
-        yield came
-        return
-    try:
-        yield came
-    finally:
-        signal.signal(signal.SIGTERM, before)
-
-
 def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
-    from empathos.cli.run_console import warm_offline_model
+    from empathos.cli.run_console import stopped, warm_offline_model
     from empathos.run.config import load_run_config
     from empathos.run.progress import RunProgress
     from empathos.run.session import close_session, execute, prepare_run
 
     err = Console(stderr=True)
     config = load_run_config(config_path, cli)
-    with sigterm_as_sigint() as terminated:
+    with sigterm_as_sigint():  # SIGTERM while preparing stops the command as Ctrl-C does
         prepared = prepare_run(config, force=force)
         _header(prepared, err)
         outcome = None
         status: Literal["completed", "interrupted", "failed"] = "failed"
+        done = lambda: f"{len(prepared.outcome.rows)} dialogue(s) finished"  # noqa: E731
         try:
-            warm_offline_model(prepared, err)
-            plan = prepared.plan
-            with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
-                outcome = asyncio.run(execute(prepared, progress))
+            with interruptible(done, prepared.run_dir.path):
+                warm_offline_model(prepared, err)
+                plan = prepared.plan
+                with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
+                    outcome = asyncio.run(execute(prepared, progress))
             status = "completed"
-        except (KeyboardInterrupt, asyncio.CancelledError):
+        except Interrupted as stop:
             status = "interrupted"
-            signal_name = "SIGTERM" if terminated[0] else "Ctrl-C"
-            from empathos.cli.run_console import interrupted_line
-
-            done = f"{len(prepared.outcome.rows)} dialogue(s) finished"
-            err.print(interrupted_line(signal_name, done), markup=False)
-            if terminated[0]:
-                raise typer.Exit(143) from None
-            raise
+            raise stopped(stop, err) from None
         finally:
             code = _report(prepared, outcome) if outcome else 1
             close_session(prepared, prepared.outcome, status)

@@ -1,28 +1,30 @@
 """What `empathos run` shows around the run itself: the bundled model's loading as one status
-line, and an excerpt of one dialogue before the leaderboard."""
+line, and an excerpt of one dialogue before the leaderboard; and the line every resumable
+command prints when Ctrl-C or SIGTERM stops it (``empathos.run.interrupt``)."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+import typer
 from rich.console import Console
+
+from empathos.run.interrupt import Interrupted, interrupted_line
 
 if TYPE_CHECKING:
     from empathos.run.session import PreparedRun
 
-__all__ = ["interrupted_line", "print_excerpt", "warm_offline_model"]
+__all__ = ["interrupted_line", "print_excerpt", "stopped", "warm_offline_model"]
 
 _ROLES = ("user", "director", "judge", "model_under_test")
 
 
-def interrupted_line(how: str, done: str, where: Path | None = None) -> str:
-    """The line a command prints when stopped (``how``: Ctrl-C or SIGTERM): what this
-    session finished (``done``, e.g. "3 dialogue(s) finished") is kept (in ``where``), and
-    the same command resumes. Every resumable command prints it alike."""
-    kept = f"kept in {where}" if where is not None else "kept"
-    return f"interrupted ({how}): {done} in this session are {kept}; run the same command to resume"
+def stopped(stop: Interrupted, err: Console) -> typer.Exit:
+    """Print the one line of a session stopped by Ctrl-C or SIGTERM; the exit to raise (130
+    or 143). Every resumable command stops through it."""
+    err.print(stop.line(), markup=False)
+    return typer.Exit(stop.code)
 
 
 def warm_offline_model(prepared: PreparedRun, console: Console) -> None:
