@@ -61,12 +61,15 @@ def sigterm_as_sigint() -> Iterator[list[bool]]:
         # ("Task exception was never retrieved" and a traceback); instead every task is
         # cancelled: the dialogue running now ends at its next wait, the others never start,
         # and asyncio.run raises CancelledError, which the command treats as the interrupt.
+        # The loop is woken as well: with only a hung request in flight it waits in its
+        # selector, where the cancellations alone would never reach it.
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             raise KeyboardInterrupt from None
         for task in asyncio.all_tasks(loop):
             task.cancel()
+        loop.call_soon_threadsafe(lambda: None)
 
     try:
         before = signal.signal(signal.SIGTERM, on_term)
