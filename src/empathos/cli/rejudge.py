@@ -65,7 +65,7 @@ def _first_failure(out: Path) -> str | None:
 
 def _report(prepared: Any, run: Path, out: Path, outcome: Any, err: Console) -> int:
     """Usage, then the agreement with the original judge, or the run's FAILED advice."""
-    from empathos.cli.run import failed_guidance
+    from empathos.cli.run_console import failed_guidance
     from empathos.run.session import usage_of
 
     err.print(usage_line(usage_of(prepared)), markup=False)
