@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -30,18 +30,15 @@ from empathos.run.manifest import (
     PromptInfo,
     RunUsage,
     ScenarioInfo,
-    Session,
     digest,
-    git_commit,
-    package_versions,
+    new_manifest,
     read_manifest,
-    utc_now,
-    write_manifest,
 )
+from empathos.run.prepared import PreparedSession, begin_session
 from empathos.run.progress import RunProgress
 from empathos.run.roles import check_api_keys, priced
-from empathos.run.rundir import DialogueKey, IndexRow, RunDir, open_run_dir
-from empathos.run.runner import Job, Plan, RunOutcome, plan_jobs, run_jobs
+from empathos.run.rundir import DialogueKey, IndexRow, open_run_dir
+from empathos.run.runner import Job, RunOutcome, plan_jobs, run_jobs
 from empathos.scoring.usage import count_calls, usage_summary
 
 __all__ = [
@@ -79,26 +76,15 @@ def bench_cases(
 
 
 @dataclass
-class PreparedBench:
-    """A bench run ready to execute (closed like a run: ``session.close_session``)."""
+class PreparedBench(PreparedSession):
+    """A bench run ready to execute (closed like a run: ``session.close_session``): the
+    benchmark's cases and roles on the session's directory, manifest and plan."""
 
     name: BenchName
     config: RunConfig
     cases: list[BenchCase]
-    run_dir: RunDir
-    manifest: Manifest
-    plan: Plan
     roles: Roles
     clients: list[ModelClient]
-    unreadable: list[RecordError]
-    cache: ResponseCache | None = None
-    outcome: RunOutcome = field(default_factory=RunOutcome)
-    usage: RunUsage | None = None
-
-    @property
-    def session(self) -> Session:
-        """This invocation's entry in the manifest."""
-        return self.manifest.sessions[-1]
 
 
 def _fingerprint(
@@ -117,14 +103,8 @@ def _manifest(
     name: BenchName, config: RunConfig, data: Path, hashes: dict[str, str],
     cases: Sequence[BenchCase], fingerprint: dict[str, str], old: Manifest | None,
 ) -> Manifest:  # fmt: skip
-    now = utc_now()
-    return Manifest(
-        created_at=old.created_at if old else now,
-        updated_at=now,
-        config=config,
-        fingerprint=fingerprint,
-        versions=package_versions(),
-        git_commit=git_commit(),
+    return new_manifest(
+        old, config, fingerprint,
         prompts=[
             PromptInfo(role="bench", language="any", id=path, version=sha)
             for path, sha in hashes.items()
@@ -133,11 +113,10 @@ def _manifest(
             ScenarioInfo(id=c.id, hash=c.digest, language=c.language or "", source=str(data))
             for c in cases
         ],
-        sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
         bench=BenchInfo(
             name=name, data=str(data), files=hashes, protocol=cases[0].protocol or None
         ),
-    )
+    )  # fmt: skip
 
 
 def _file_hashes(data: Path, files: Sequence[Path]) -> dict[str, str]:
@@ -189,15 +168,14 @@ def prepare_bench(
             cache = ResponseCache(config.cache_path or out / "cache.sqlite")
         roles, clients = _roles(name, config, cache)
         manifest = _manifest(name, config, data, hashes, cases, fingerprint, old)
-        manifest.sessions[-1].planned = plan.total
-        manifest.sessions[-1].skipped = len(plan.finished)
-        write_manifest(manifest, out)
+        begin_session(manifest, plan, out)
     except BaseException:
         run_dir.close()
         raise
     return PreparedBench(
-        name, config, cases, run_dir, manifest, plan, roles, clients, unreadable, cache
-    )
+        name=name, config=config, cases=cases, roles=roles, clients=clients, run_dir=run_dir,
+        manifest=manifest, plan=plan, unreadable=unreadable, cache=cache,
+    )  # fmt: skip
 
 
 async def execute_bench(prepared: PreparedBench, progress: RunProgress) -> RunOutcome:

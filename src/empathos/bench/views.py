@@ -11,7 +11,7 @@ from typing import Any
 from empathos.bench.protocol import TableData, num, registered
 from empathos.bench.summary import BenchSummary, compare_dirs, load_bench_dir, shown, summarise
 from empathos.errors import ConfigError, RecordError
-from empathos.run.manifest import read_manifest
+from empathos.run.manifest import is_bench_dir
 
 __all__ = ["compared", "is_bench_dir", "section_html", "summary_json"]
 
@@ -27,17 +27,6 @@ def summary_json(s: BenchSummary) -> dict[str, Any]:
     }  # fmt: skip
     out.update(s.own or {})  # the benchmark's own numbers, by part
     return out
-
-
-def is_bench_dir(path: Path) -> bool:
-    """True for a directory ``empathos bench`` wrote (its manifest names a benchmark)."""
-    if not path.is_dir():
-        return False
-    try:
-        manifest = read_manifest(path)
-    except ConfigError:  # a damaged manifest: not ours to judge here
-        return False
-    return manifest is not None and manifest.bench is not None
 
 
 def compared(base: Path, trained: Path, problems: list[RecordError] | None = None) -> TableData:

@@ -12,9 +12,7 @@ import io
 import json
 from typing import Any
 
-from empathos.cli.pairwise_check import check_lines
-
-__all__ = ["format_results"]
+__all__ = ["check_lines", "format_results"]
 
 _FIELDS = [
     "model", "elo", "elo_lower", "elo_upper", "strength", "lower", "upper", "pairs",
@@ -134,3 +132,16 @@ def format_results(result: dict[str, Any], fmt: str) -> str:
     if fmt == "csv":
         return _csv(result)
     return _table(result)
+
+
+def check_lines(check: dict[str, Any]) -> str:
+    """The check as the table's last lines."""
+    if not check["pairs"]:
+        return "degraded check: no pair judged in both orders; FAIL"
+    lo, hi = check["interval"]
+    verdict = "PASS" if check["passed"] else "FAIL"
+    return (
+        f"degraded check: the degraded copy lost {check['degraded_lost']:.0%} of "
+        f"{check['pairs']} pairs (95% interval over scenarios {lo:.0%}..{hi:.0%}); flip rate "
+        f"{check['flip_rate']:.0%}; {verdict} (threshold {check['threshold']:.0%})"
+    )

@@ -1,85 +1,28 @@
 """`empathos rejudge`: re-rate a run's stored dialogues with another judge (docs/run.md).
 
 The re-judging itself is ``empathos.run.rejudge_run``; its agreement with the original judge
-is measured with ``empathos.validate.stats`` (the CLI composes the two applications).
+is measured with ``empathos.validate.rejudge_agreement`` (the CLI composes the two
+applications and prints what they return).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from empathos.cli.run_console import interrupted_line
-from empathos.epm import EPMConfig, TerminationKind
-from empathos.records import DialogueRecord, load_records
+from empathos.cli.run_console import stopped
+from empathos.records import load_records
 from empathos.report import usage_line
-from empathos.rubric import EMPATHY_RUBRIC
-from empathos.scoring.dialogues import dialogue_scores
+from empathos.run.interrupt import Interrupted, interruptible
 from empathos.validate.config import load_judge
-from empathos.validate.stats import sign_agreement, spearman, weighted_kappa
+from empathos.validate.rejudge_agreement import agreement
 
-__all__ = ["agreement", "register"]
-
-
-def _levels(rec: DialogueRecord) -> dict[int, dict[str, int]]:
-    """Complete, scored MDEP ratings by evaluation turn."""
-    keys = {ind.key for ind in rec.rubric.mdep}
-    out = {}
-    for ev in rec.evaluations:
-        levels = {k: r.level for k, r in ev.ratings.items() if r.level is not None}
-        if ev.scored and set(levels) == keys:
-            out[ev.turn] = levels
-    return out
-
-
-def agreement(pairs: Sequence[tuple[DialogueRecord, DialogueRecord]]) -> dict[str, Any]:
-    """How the new judge agrees with the original over the same dialogues (original, new):
-    quadratic-weighted kappa per MDEP indicator and the share of equal levels over the
-    evaluations both rated, the share with the same sign of delta_E, the Spearman correlation
-    of the dialogues' EPM-Q and the share with the same termination."""
-    keys = [ind.key for ind in EMPATHY_RUBRIC.mdep]
-    a: dict[str, list[int]] = {k: [] for k in keys}
-    b: dict[str, list[int]] = {k: [] for k in keys}
-    de_a: list[float] = []
-    de_b: list[float] = []
-    for old, new in pairs:
-        la, lb = _levels(old), _levels(new)
-        dea = {e.turn: e.state.delta_E for e in old.evaluations}
-        deb = {e.turn: e.state.delta_E for e in new.evaluations}
-        for turn in sorted(la.keys() & lb.keys()):
-            for k in keys:
-                a[k].append(la[turn][k])
-                b[k].append(lb[turn][k])
-            x, y = dea.get(turn), deb.get(turn)
-            if x is not None and y is not None:
-                de_a.append(x)
-                de_b.append(y)
-    scored = [(o, n) for o, n in pairs if TerminationKind.ERROR not in (
-        o.termination.kind, n.termination.kind)]  # fmt: skip
-    cfg = EPMConfig()
-    q_a = dialogue_scores([o for o, _ in scored], cfg).epmq.tolist() if scored else []
-    q_b = dialogue_scores([n for _, n in scored], cfg).epmq.tolist() if scored else []
-    n_ratings = sum(len(v) for v in a.values())
-    same = sum(x == y for k in keys for x, y in zip(a[k], b[k], strict=True))
-    levels = {k: sorted(EMPATHY_RUBRIC.indicator(k).levels) for k in keys}
-    return {
-        "dialogues": len(pairs),
-        "evaluations": len(a[keys[0]]),
-        "kappa": {k: weighted_kappa(a[k], b[k], levels[k], "quadratic") for k in keys},
-        "same_level": same / n_ratings if n_ratings else math.nan,
-        "delta_e_sign": sign_agreement(de_a, de_b),
-        "epmq_spearman": spearman(q_a, q_b),
-        "same_termination": sum(
-            (o.termination.kind, o.termination.turn) == (n.termination.kind, n.termination.turn)
-            for o, n in pairs
-        ),
-    }
+__all__ = ["register"]
 
 
 def _num(x: float, pattern: str = "{:.2f}") -> str:
@@ -122,7 +65,7 @@ def _first_failure(out: Path) -> str | None:
 
 def _report(prepared: Any, run: Path, out: Path, outcome: Any, err: Console) -> int:
     """Usage, then the agreement with the original judge, or the run's FAILED advice."""
-    from empathos.cli.run import failed_guidance
+    from empathos.cli.run_console import failed_guidance
     from empathos.run.session import usage_of
 
     err.print(usage_line(usage_of(prepared)), markup=False)
@@ -146,7 +89,6 @@ def _rejudge(
     run: Path, out: Path, judge_args: tuple[Path | None, str | None, str | None, str | None],
     scenarios: list[str], keep_p0: bool, concurrency: int, force: bool,
 ) -> int:  # fmt: skip
-    from empathos.cli.run import sigterm_as_sigint
     from empathos.run.progress import RunProgress
     from empathos.run.rejudge_run import execute_rejudge, prepare_rejudge
     from empathos.run.session import close_session
@@ -168,19 +110,19 @@ def _rejudge(
         markup=False,
     )
     status: Any = "failed"
-    with sigterm_as_sigint() as terminated:
-        try:
-            with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
-                outcome = asyncio.run(execute_rejudge(prepared, progress))
-            status = "completed"
-        except (KeyboardInterrupt, asyncio.CancelledError):  # CancelledError: see sigterm_as_sigint
-            status = "interrupted"
-            how = "SIGTERM" if terminated[0] else "Ctrl-C"
-            done = f"{len(prepared.outcome.rows)} dialogue(s) re-judged"
-            err.print(interrupted_line(how, done, out), markup=False)
-            raise typer.Exit(143 if terminated[0] else 130) from None
-        finally:
-            close_session(prepared, prepared.outcome, status)
+    done = lambda: f"{len(prepared.outcome.rows)} dialogue(s) re-judged"  # noqa: E731
+    try:
+        with (
+            interruptible(done, out),
+            RunProgress(err, plan.total, done_before=len(plan.finished)) as progress,
+        ):
+            outcome = asyncio.run(execute_rejudge(prepared, progress))
+        status = "completed"
+    except Interrupted as stop:
+        status = "interrupted"
+        raise stopped(stop, err) from None
+    finally:
+        close_session(prepared, prepared.outcome, status)
     return _report(prepared, run, out, outcome, err)
 
 

@@ -11,135 +11,25 @@ finished without error (every one crashed or ended as an error); 130 Ctrl-C, 143
 from __future__ import annotations
 
 import asyncio
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
 
+from empathos.run.interrupt import Interrupted, interruptible, sigterm_as_sigint
+
 if TYPE_CHECKING:
     from empathos.run.runner import RunOutcome
     from empathos.run.session import PreparedRun
 
-__all__ = ["failed_guidance", "register", "run_cmd", "sigterm_as_sigint"]
+__all__ = ["register", "run_cmd", "sigterm_as_sigint"]
 
 _TABLE_WIDTH = 200
-# The reason of a dialogue refused at its start (empathos.epm.start_problem).
-_DEGENERATE = "degenerate starting point"
-
-
-def _header(prepared: PreparedRun, err: Console) -> None:
-    cfg = prepared.config
-    ids = ", ".join(s.id for s in prepared.scenarios)
-    if cfg.offline_default:
-        err.print(
-            "offline default: every role runs on the bundled SmolLM2-135M-Instruct "
-            "(no API key, no network).",
-            markup=False,
-            highlight=False,
-        )
-    err.print(
-        f"scenarios: {ids} | trials {cfg.trials} | turn cap {cfg.max_turns} "
-        f"(min {cfg.min_turns}, K={cfg.eval_every}) | concurrency {cfg.concurrency}",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
-    if cfg.offline_default:
-        err.print(
-            "to test a real model: empathos run --model ID --base-url URL "
-            "[--api-key-env VAR], or --config run.yaml (see docs/run.md)",
-            markup=False,
-            highlight=False,
-        )
-    warning = cfg.score_warning()
-    if warning and not cfg.offline_default:
-        err.print(
-            f"warning: the scores of this run are NOT MEANINGFUL: {warning}.",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    previous = prepared.run_dir.lock.previous if prepared.run_dir.lock else None
-    if previous is not None:
-        err.print(
-            f"taking over {cfg.out}: the run that held it ({previous.describe()}) was killed; "
-            "its finished dialogues are kept",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    for problem in prepared.invalid:
-        err.print(f"skipped invalid scenario: {problem.line()}", markup=False, highlight=False)
-    for bad in prepared.unreadable:
-        err.print(f"unreadable record (will be redone): {bad.line()}", markup=False)
-    plan = prepared.plan
-    if plan.finished:
-        err.print(
-            f"resuming {cfg.out}: {len(plan.finished)} of {plan.total} dialogue(s) already "
-            f"finished; running {len(plan.pending)}",
-            markup=False,
-            highlight=False,
-        )
-
-
-def failed_guidance(
-    out: Path | None, outcome: RunOutcome, err: Console, what: str = "run", done: str = "scored"
-) -> None:
-    """The advice a failed session prints (``what`` FAILED: why; nothing was ``done``)."""
-    from empathos.run.runner import failure_reason
-
-    err.print(
-        f"{what} FAILED: {failure_reason(outcome)}; nothing was {done}.",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
-    if outcome.crashed:
-        first = next(iter(outcome.crashed.values()))
-        err.print(
-            f"  a crash is a bug in empathos or its installation (first: {first}). If it names "
-            "a missing module, reinstall: bash scripts/install.sh. Otherwise report it with "
-            f"the error record ({out}/records/*.json: field 'error').",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    errors = [row.reason or "" for row in outcome.rows if row.status == "error"]
-    degenerate = bool(errors) and not outcome.crashed and all(_DEGENERATE in r for r in errors)
-    if degenerate:
-        err.print(
-            "  every dialogue was refused at its start: the judge's IEDR ratings gave a "
-            "degenerate P_0 (no deficit for the dialogue to repair; the reasons are above). "
-            "The judge is too weak to rate the scenarios (the bundled 135M model rates them "
-            "all 0): point the judge at a capable model (--roles-model/--roles-base-url, or "
-            "roles.judge in --config), or use scenarios with a stored P_0 (docs/epm.md).",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    elif len(outcome.crashed) < outcome.attempted:
-        err.print(
-            "  errors come from the model calls: check each role's base_url, model and key "
-            f"(the reasons are above and in {out}/records).",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    if degenerate:  # the same judge would refuse them again
-        return
-    err.print(
-        "  then run the same command again: failed dialogues are retried.",
-        markup=False,
-        highlight=False,
-    )
 
 
 def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
-    from empathos.cli.run_console import print_excerpt
+    from empathos.cli.run_console import failed_guidance, print_excerpt
     from empathos.report import leaderboard_table, usage_line
     from empathos.run.leaderboard import run_leaderboard
     from empathos.run.session import usage_of
@@ -176,70 +66,30 @@ def _report(prepared: PreparedRun, outcome: RunOutcome) -> int:
     return 1 if errors or outcome.crashed or prepared.invalid_selected else 0
 
 
-@contextmanager
-def sigterm_as_sigint() -> Iterator[list[bool]]:
-    """While inside, SIGTERM does what Ctrl-C does (the run stops cleanly: finished dialogues
-    kept, the session marked interrupted); the flag it yields says whether one came."""
-    came = [False]
-
-    def on_term(signum: int, frame: Any) -> None:
-        came[0] = True
-        handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is in flight
-        if callable(handler):
-            handler(signal.SIGINT, frame)
-            return
-        # SIGINT inherited as ignored (a background job): asyncio installed no handler of its
-        # own. A KeyboardInterrupt raised here would end the task that happens to run with it
-        # ("Task exception was never retrieved" and a traceback); instead every task is
-        # cancelled: the dialogue running now ends at its next wait, the others never start,
-        # and asyncio.run raises CancelledError, which the command treats as the interrupt.
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            raise KeyboardInterrupt from None
-        for task in asyncio.all_tasks(loop):
-            task.cancel()
-
-    try:
-        before = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread: leave SIGTERM alone
-        yield came
-        return
-    try:
-        yield came
-    finally:
-        signal.signal(signal.SIGTERM, before)
-
-
 def _run(cli: dict[str, Any], config_path: Path | None, force: bool) -> int:
-    from empathos.cli.run_console import warm_offline_model
+    from empathos.cli.run_console import run_header, stopped, warm_offline_model
     from empathos.run.config import load_run_config
     from empathos.run.progress import RunProgress
     from empathos.run.session import close_session, execute, prepare_run
 
     err = Console(stderr=True)
     config = load_run_config(config_path, cli)
-    with sigterm_as_sigint() as terminated:
+    with sigterm_as_sigint():  # SIGTERM while preparing stops the command as Ctrl-C does
         prepared = prepare_run(config, force=force)
-        _header(prepared, err)
+        run_header(prepared, err)
         outcome = None
         status: Literal["completed", "interrupted", "failed"] = "failed"
+        done = lambda: f"{len(prepared.outcome.rows)} dialogue(s) finished"  # noqa: E731
         try:
-            warm_offline_model(prepared, err)
-            plan = prepared.plan
-            with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
-                outcome = asyncio.run(execute(prepared, progress))
+            with interruptible(done, prepared.run_dir.path):
+                warm_offline_model(prepared, err)
+                plan = prepared.plan
+                with RunProgress(err, plan.total, done_before=len(plan.finished)) as progress:
+                    outcome = asyncio.run(execute(prepared, progress))
             status = "completed"
-        except (KeyboardInterrupt, asyncio.CancelledError):
+        except Interrupted as stop:
             status = "interrupted"
-            signal_name = "SIGTERM" if terminated[0] else "Ctrl-C"
-            from empathos.cli.run_console import interrupted_line
-
-            done = f"{len(prepared.outcome.rows)} dialogue(s) finished"
-            err.print(interrupted_line(signal_name, done), markup=False)
-            if terminated[0]:
-                raise typer.Exit(143) from None
-            raise
+            raise stopped(stop, err) from None
         finally:
             code = _report(prepared, outcome) if outcome else 1
             close_session(prepared, prepared.outcome, status)

@@ -9,15 +9,16 @@ from typing import Literal
 
 from rich.console import Console
 
+from empathos.run.prepared import PreparedSession
 from empathos.run.progress import RunProgress
 from empathos.run.runner import Plan, RunOutcome
-from empathos.run.session import SessionParts, close_session
+from empathos.run.session import close_session
 
 __all__ = ["drive_session"]
 
 
 def drive_session(
-    prepared: SessionParts,
+    prepared: PreparedSession,
     execute: Callable[[RunProgress], Coroutine[object, object, RunOutcome]],
     console: Console,
     plan: Plan,

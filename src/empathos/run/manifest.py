@@ -41,6 +41,8 @@ __all__ = [
     "digest",
     "fingerprint_parts",
     "git_commit",
+    "is_bench_dir",
+    "new_manifest",
     "package_versions",
     "read_manifest",
     "redact_url",
@@ -301,3 +303,44 @@ def digest(value: Any) -> str:
     """The first 16 hex digits of the sha256 of ``value``'s canonical JSON
     (:func:`empathos.canonical.canonical_digest`)."""
     return canonical_digest(value, 16)
+
+
+def is_bench_dir(path: Path) -> bool:
+    """True for a directory ``empathos bench`` wrote (its manifest names a benchmark)."""
+    if not path.is_dir():
+        return False
+    try:
+        manifest = read_manifest(path)
+    except ConfigError:  # a damaged manifest: not ours to judge here
+        return False
+    return manifest is not None and manifest.bench is not None
+
+
+def new_manifest(
+    old: Manifest | None,
+    config: RunConfig,
+    fingerprint: dict[str, str],
+    *,
+    prompts: list[PromptInfo],
+    scenarios: list[ScenarioInfo],
+    earlier: list[Session] | None = None,
+    **parts: Any,
+) -> Manifest:
+    """The manifest header every campaign writes as a session starts: created when ``old``
+    was (else now), this installation's versions and commit, the sessions before (``earlier``,
+    default ``old``'s) and this one, running; ``parts``: the campaign's own fields
+    (``skipped_scenarios``, ``bench``, ``rejudge``, ...)."""
+    now = utc_now()
+    before = earlier if earlier is not None else (old.sessions if old else [])
+    return Manifest(
+        created_at=old.created_at if old else now,
+        updated_at=now,
+        config=config,
+        fingerprint=fingerprint,
+        versions=package_versions(),
+        git_commit=git_commit(),
+        prompts=prompts,
+        scenarios=scenarios,
+        sessions=[*before, Session(started_at=now, status="running")],
+        **parts,
+    )

@@ -11,12 +11,12 @@ directory (its lock, fingerprint and index: a rerun resumes, rating only what is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, RecordError
-from empathos.llm import ModelClient, ResponseCache, build_model
+from empathos.llm import ModelClient, build_model
 from empathos.llm.offline import OFFLINE_MODEL_ID
 from empathos.llm.roles import RoleEndpoint, load_handler
 from empathos.prompts import load_template
@@ -25,15 +25,11 @@ from empathos.run.manifest import (
     Manifest,
     PromptInfo,
     RejudgeInfo,
-    RunUsage,
-    Session,
     digest,
-    git_commit,
-    package_versions,
+    new_manifest,
     read_manifest,
-    utc_now,
-    write_manifest,
 )
+from empathos.run.prepared import PreparedSession, begin_session
 from empathos.run.progress import RunProgress
 from empathos.run.rejudge import Source, rejudge_record
 from empathos.run.rundir import DialogueKey, RunDir, open_run_dir
@@ -46,8 +42,9 @@ __all__ = ["PreparedRejudge", "execute_rejudge", "prepare_rejudge", "rejudge_jud
 
 
 @dataclass
-class PreparedRejudge:
-    """A re-judging ready to execute (closed like a run: ``session.close_session``)."""
+class PreparedRejudge(PreparedSession):
+    """A re-judging ready to execute (closed like a run: ``session.close_session``): the
+    source run, its records and scenarios, and the judge, on the session's directory."""
 
     source: Path
     judge: RoleEndpoint
@@ -55,19 +52,7 @@ class PreparedRejudge:
     concurrency: int
     originals: dict[str, LoadedRecord]
     scenarios: dict[str, Scenario]
-    run_dir: RunDir
-    manifest: Manifest
-    plan: Plan
     client: ModelClient
-    unreadable: list[RecordError]
-    cache: ResponseCache | None = None
-    outcome: RunOutcome = field(default_factory=RunOutcome)
-    usage: RunUsage | None = None
-
-    @property
-    def session(self) -> Session:
-        """This invocation's entry in the manifest."""
-        return self.manifest.sessions[-1]
 
 
 def _scenarios(sources: Sequence[str | Path], needed: dict[str, set[str]]) -> dict[str, Scenario]:
@@ -141,20 +126,10 @@ def _manifest(
         for role in ("judge_iedr", "judge_mdep")
         for tpl in (load_template(role, lang, style),)
     ]
-    now = utc_now()
-    return Manifest(
-        created_at=old.created_at if old else now,
-        updated_at=now,
-        config=config.model_copy(update={"roles": roles}),
-        fingerprint=fp,
-        versions=package_versions(),
-        git_commit=git_commit(),
-        prompts=prompts,
-        scenarios=base.scenarios,
-        sessions=[*(old.sessions if old else []), Session(started_at=now, status="running")],
-        score_warning=base.score_warning,
-        rejudge=info,
-    )
+    return new_manifest(
+        old, config.model_copy(update={"roles": roles}), fp, prompts=prompts,
+        scenarios=base.scenarios, score_warning=base.score_warning, rejudge=info,
+    )  # fmt: skip
 
 
 def rejudge_judge(judge: RoleEndpoint | None, base: RoleEndpoint) -> RoleEndpoint:
@@ -275,16 +250,15 @@ def prepare_rejudge(
         plan = _plan(originals, run_dir)
         info = RejudgeInfo(source=str(source), judge=judge.model, keep_p0=keep_p0)
         manifest = _manifest(read_manifest(out), base, judge, info, fp)
-        manifest.sessions[-1].planned = plan.total
-        manifest.sessions[-1].skipped = len(plan.finished)
-        write_manifest(manifest, out)
+        begin_session(manifest, plan, out)
         client = build_model(judge, "judge", None, handler=handler)
     except BaseException:
         run_dir.close()
         raise
     return PreparedRejudge(
-        source, judge, keep_p0, concurrency, originals, found, run_dir, manifest, plan, client,
-        unreadable + problems,
+        source=source, judge=judge, keep_p0=keep_p0, concurrency=concurrency,
+        originals=originals, scenarios=found, client=client, run_dir=run_dir,
+        manifest=manifest, plan=plan, unreadable=unreadable + problems,
     )  # fmt: skip
 
 

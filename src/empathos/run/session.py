@@ -9,12 +9,12 @@ session's outcome into the manifest (``run.leaderboard`` scores what the run hol
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
-from empathos.errors import ConfigError, RecordError, ScenarioError
+from empathos.errors import ConfigError, ScenarioError
 from empathos.llm import ModelClient, ResponseCache
 from empathos.llm.offline.model import offline_settings
 from empathos.prompts import load_template, model_under_test_prompt
@@ -28,22 +28,21 @@ from empathos.run.manifest import (
     Session,
     digest,
     fingerprint_parts,
-    git_commit,
-    package_versions,
+    new_manifest,
     read_manifest,
     run_usage,
     utc_now,
     write_manifest,
 )
+from empathos.run.prepared import PreparedSession, begin_session
 from empathos.run.progress import RunProgress
 from empathos.run.protocols import empa_release
 from empathos.run.roles import build_roles, check_api_keys, check_handlers
-from empathos.run.rundir import IndexRow, RunDir, open_run_dir
+from empathos.run.rundir import IndexRow, open_run_dir
 from empathos.run.runner import (
     Case,
     DialogueFn,
     Job,
-    Plan,
     RunOutcome,
     failure_reason,
     plan_jobs,
@@ -54,7 +53,6 @@ from empathos.scenarios import BUILTIN, DEFAULT_BUILTIN_IDS, Scenario, load_scen
 
 __all__ = [
     "PreparedRun",
-    "SessionParts",
     "close_session",
     "execute",
     "prepare_run",
@@ -73,23 +71,15 @@ _TEMPLATE_ROLES = {
 
 
 @dataclass
-class PreparedRun:
-    """A run ready to execute: its config, scenarios, directory, manifest and plan."""
+class PreparedRun(PreparedSession):
+    """A run ready to execute: its config, scenarios and roles on the session's directory,
+    manifest and plan (:class:`~empathos.run.prepared.PreparedSession`)."""
 
     config: RunConfig
     scenarios: Sequence[Case]  # Scenario; a ReleaseCase for --protocol empa-release
     invalid: list[ScenarioError]
-    run_dir: RunDir
-    manifest: Manifest
-    plan: Plan
     roles: Roles
     clients: list[ModelClient]
-    cache: ResponseCache | None
-    unreadable: list[RecordError] = field(default_factory=list)
-    outcome: RunOutcome = field(default_factory=RunOutcome)
-    """What this session has finished so far (filled as dialogues end, Ctrl-C or not)."""
-    usage: RunUsage | None = None
-    """The directory's tokens and cost (:func:`usage_of`), once computed."""
 
     @property
     def invalid_selected(self) -> list[ScenarioError]:
@@ -104,11 +94,6 @@ class PreparedRun:
         )
         filled = cfg.limit is not None and len(self.scenarios) >= cfg.limit
         return [] if named or filled else list(self.invalid)
-
-    @property
-    def session(self) -> Session:
-        """This invocation's entry in the manifest."""
-        return self.manifest.sessions[-1]
 
 
 def select_scenarios(config: RunConfig) -> tuple[list[Scenario], list[ScenarioError]]:
@@ -241,24 +226,12 @@ def _new_manifest(
 ) -> Manifest:
     if old is not None:  # keep the scenarios of earlier sessions on record
         infos = {**{s.id: s for s in old.scenarios}, **infos}
-    now = utc_now()
-    return Manifest(
-        created_at=old.created_at if old else now,
-        updated_at=now,
-        config=config,
-        fingerprint=fingerprint,
-        versions=package_versions(),
-        git_commit=git_commit(),
-        prompts=prompts,
-        scenarios=list(infos.values()),
-        skipped_scenarios=[e.line() for e in invalid],
-        sessions=[
-            *_settle_killed(old.sessions if old else [], rows),
-            Session(started_at=now, status="running"),
-        ],
-        score_warning=config.score_warning(),
+    return new_manifest(
+        old, config, fingerprint, prompts=prompts, scenarios=list(infos.values()),
+        earlier=_settle_killed(old.sessions if old else [], rows),
+        skipped_scenarios=[e.line() for e in invalid], score_warning=config.score_warning(),
         offline=offline_settings(),
-    )
+    )  # fmt: skip
 
 
 def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
@@ -299,15 +272,14 @@ def prepare_run(config: RunConfig, *, force: bool = False) -> PreparedRun:
         )
         if release is not None:
             manifest.versions["empa"] = release.version
-        manifest.sessions[-1].planned = plan.total
-        manifest.sessions[-1].skipped = len(plan.finished)
-        write_manifest(manifest, out)
+        begin_session(manifest, plan, out)
     except BaseException:
         run_dir.close()  # releases the directory's lock
         raise
     return PreparedRun(
-        config, scenarios, invalid, run_dir, manifest, plan, roles, clients, cache, unreadable
-    )
+        config=config, scenarios=scenarios, invalid=invalid, roles=roles, clients=clients,
+        run_dir=run_dir, manifest=manifest, plan=plan, cache=cache, unreadable=unreadable,
+    )  # fmt: skip
 
 
 async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
@@ -362,39 +334,8 @@ async def execute(prepared: PreparedRun, progress: RunProgress) -> RunOutcome:
             await client.aclose()
 
 
-class SessionParts(Protocol):
-    """What closing a session needs of a prepared run (or re-judging)."""
-
-    usage: RunUsage | None
-
-    @property
-    def outcome(self) -> RunOutcome:
-        """What this session finished so far (filled as dialogues end)."""
-        ...
-
-    @property
-    def manifest(self) -> Manifest:
-        """The manifest being written."""
-        ...
-
-    @property
-    def run_dir(self) -> RunDir:
-        """The open run directory."""
-        ...
-
-    @property
-    def cache(self) -> ResponseCache | None:
-        """The response cache to close, if any."""
-        ...
-
-    @property
-    def session(self) -> Session:
-        """This invocation's entry in the manifest."""
-        ...
-
-
 def close_session(
-    prepared: SessionParts,
+    prepared: PreparedSession,
     outcome: RunOutcome | None,
     status: Literal["completed", "interrupted", "failed"],
 ) -> None:
@@ -416,7 +357,7 @@ def close_session(
         prepared.cache.close()
 
 
-def usage_of(prepared: SessionParts) -> RunUsage:
+def usage_of(prepared: PreparedSession) -> RunUsage:
     """Tokens and cost of every dialogue the run directory holds (computed once)."""
     if prepared.usage is None:
         records, _ = load_records([prepared.run_dir.records])

@@ -21,7 +21,7 @@ import numpy as np
 from empathos.pairwise import Item, Judgement, PairKey, TranscriptMessage, combine
 from empathos.validate.perturb import SycophancyKind, sycophantic_reply
 
-__all__ = ["DEGRADED", "check_lines", "check_result", "degrade", "degraded_items", "is_check_pair"]
+__all__ = ["DEGRADED", "check_result", "degrade", "degraded_items", "is_check_pair"]
 
 DEGRADED = " (degraded)"
 KIND: SycophancyKind = "affect"
@@ -90,16 +90,3 @@ def check_result(
         "threshold": threshold,
         "passed": share >= threshold,
     }
-
-
-def check_lines(check: dict[str, Any]) -> str:
-    """The check as the table's last lines."""
-    if not check["pairs"]:
-        return "degraded check: no pair judged in both orders; FAIL"
-    lo, hi = check["interval"]
-    verdict = "PASS" if check["passed"] else "FAIL"
-    return (
-        f"degraded check: the degraded copy lost {check['degraded_lost']:.0%} of "
-        f"{check['pairs']} pairs (95% interval over scenarios {lo:.0%}..{hi:.0%}); flip rate "
-        f"{check['flip_rate']:.0%}; {verdict} (threshold {check['threshold']:.0%})"
-    )
