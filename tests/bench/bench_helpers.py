@@ -25,6 +25,7 @@ class Outcome:
     exit_code: int
     stdout: str
     error: str | None
+    stderr: str = ""
 
 
 def cli(*args: str | Path) -> Outcome:
@@ -35,7 +36,7 @@ def cli(*args: str | Path) -> Outcome:
         return Outcome(2, result.stdout, exc.line())
     if exc is not None and not isinstance(exc, SystemExit):
         raise exc
-    return Outcome(result.exit_code, result.stdout, None)
+    return Outcome(result.exit_code, result.stdout, None, result.stderr)
 
 
 #: Our own EQ-Bench v2 style questions: id -> (four emotions with reference intensities).

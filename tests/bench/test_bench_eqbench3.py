@@ -80,6 +80,10 @@ def test_a_judge_that_rates_nothing_leaves_the_item_unscored(tmp_path: Path) -> 
             "--limit", "1",
         )  # fmt: skip
     assert result.exit_code == 3  # every item ended as an error
+    # the failure advice every campaign gives (empathos run's and rejudge's)
+    assert "eqbench3 FAILED: every dialogue ended as an error (1 of 1)" in result.stderr
+    assert "errors come from the model calls" in result.stderr and str(out) in result.stderr
+    assert "then run the same command again" in result.stderr
     record = json.loads((out / "records" / "1__t0.json").read_text())
     assert record["status"] == "error" and record["scores"] == {}
     assert "rated none of the scored criteria" in record["error"]

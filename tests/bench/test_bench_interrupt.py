@@ -1,6 +1,7 @@
-"""A real Ctrl-C part-way through `empathos bench eqbench`: the finished items are kept, the
-command says how to resume, and the same command then asks only for the missing item and ends
-with the scores of a run that was never interrupted."""
+"""A real Ctrl-C or SIGTERM part-way through `empathos bench eqbench`: the finished items are
+kept, the command says how to resume (the one line of every campaign, exit 130 or 143), and the
+same command then asks only for the missing item and ends with the scores of a run that was
+never interrupted."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from bench_helpers import ScriptedServer, cli, last_user, ratings_text, write_eq_questions
 
 
@@ -47,8 +49,22 @@ def _summary(out: Path) -> Any:
     return summary
 
 
-def test_ctrl_c_keeps_finished_items_and_the_same_command_runs_only_the_rest(
-    tmp_path: Path,
+def _ignore_sigint() -> None:
+    """A background job's start: SIGINT inherited as ignored (asyncio installs no handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize(
+    ("sig", "how", "code", "background"),
+    [
+        (signal.SIGINT, "Ctrl-C", 130, False),
+        (signal.SIGTERM, "SIGTERM", 143, False),
+        (signal.SIGTERM, "SIGTERM", 143, True),
+    ],
+    ids=["ctrl-c", "sigterm", "sigterm-background"],
+)
+def test_a_stop_keeps_finished_items_and_the_same_command_runs_only_the_rest(
+    tmp_path: Path, sig: signal.Signals, how: str, code: int, background: bool
 ) -> None:
     write_eq_questions(tmp_path)
     out, full = tmp_path / "run", tmp_path / "full"
@@ -57,6 +73,7 @@ def test_ctrl_c_keeps_finished_items_and_the_same_command_runs_only_the_rest(
         proc = subprocess.Popen(
             [sys.executable, "-m", "empathos", *_args(server.url, tmp_path, out)],
             cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=_ignore_sigint if background else None,
         )  # fmt: skip
         try:
             # Questions 1 and 2 finished, question 3 held in flight by the server: Ctrl-C.
@@ -67,15 +84,17 @@ def test_ctrl_c_keeps_finished_items_and_the_same_command_runs_only_the_rest(
             ):
                 assert proc.poll() is None and time.monotonic() < end, proc.communicate()
                 time.sleep(0.05)
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             _, stderr = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
                 proc.kill()
-        assert proc.returncode == 130, stderr
+        assert proc.returncode == code, stderr
         assert "Traceback" not in stderr, stderr
-        assert "2 item(s) finished in this session are kept" in stderr, stderr
-        assert "run the same command to resume" in stderr, stderr
+        assert (
+            f"interrupted ({how}): 2 item(s) finished in this session are kept in {out}; "
+            "run the same command to resume"
+        ) in stderr, stderr
         assert sorted(f.name for f in records.iterdir()) == ["1__t0.json", "2__t0.json"]
         stamps = {f.name: f.stat().st_mtime_ns for f in records.iterdir()}
         manifest = json.loads((out / "manifest.json").read_text())

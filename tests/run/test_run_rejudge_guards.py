@@ -50,6 +50,21 @@ def test_a_judge_named_without_an_endpoint_is_refused_when_the_run_has_none(
     assert "--judge-base-url" in line and not (tmp_path / "new").exists()
 
 
+def test_a_judge_whose_key_is_unset_leaves_no_out_folder(
+    original: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Issue 45: --out was created (lock, index, manifest) before the judge's client failed."""
+    judge = _judge_file(tmp_path, model="judge-c", base_url="http://127.0.0.1:9/v1",
+                        api_key_env="EMPATHOS_47C_UNSET_KEY")  # fmt: skip
+    done = empathos("rejudge", original, "--out", tmp_path / "new", "--config", judge,
+                    cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "EMPATHOS_47C_UNSET_KEY (the API key) is not set" in line
+    assert not (tmp_path / "new").exists()
+
+
 def test_force_never_starts_over_a_directory_that_is_not_a_rejudging_of_the_run(
     original: Path,  # noqa: F811
     tmp_path: Path,

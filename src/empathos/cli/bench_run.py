@@ -4,7 +4,7 @@ numbers; `empathos bench score` and `empathos bench compare` read bench run dire
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,8 +22,9 @@ from empathos.bench.summary import (
     summarise,
 )
 from empathos.bench.views import compared, is_bench_dir, section_html, summary_json
-from empathos.cli.run_console import interrupted_line
+from empathos.cli.run_console import failed_guidance, stopped
 from empathos.errors import ConfigError, EmpathosError, RecordError
+from empathos.run.interrupt import Interrupted, interruptible
 
 __all__ = [
     "bench_section_html",
@@ -111,12 +112,9 @@ def _config(name: BenchName, opts: dict[str, Any]) -> Any:
     return config
 
 
-def run_bench(
-    name: BenchName, data: Path, limit: int | None, force: bool,
-    interrupted_by: Callable[[], str] = lambda: "Ctrl-C", **opts: Any,
-) -> int:  # fmt: skip
-    """Run one benchmark; print its numbers; the exit code (1: some items are errors).
-    ``interrupted_by`` names what stopped a run that was interrupted."""
+def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opts: Any) -> int:
+    """Run one benchmark; print its numbers; the exit code (1: some items are errors, 3: all).
+    Ctrl-C or SIGTERM stops it as every campaign stops (``empathos.run.interrupt``)."""
     from empathos.bench.campaign import bench_usage, execute_bench, prepare_bench
     from empathos.report.tables import usage_line
     from empathos.run.drive import drive_session
@@ -144,15 +142,15 @@ def run_bench(
         if bench is not None:
             prepared.usage = bench_usage([(f"{r.item_id}__t0", r) for r in bench.records])
 
+    kept = lambda: f"{len(prepared.outcome.rows)} item(s) finished"  # noqa: E731
     try:
-        outcome = drive_session(
-            prepared, partial(execute_bench, prepared), err, plan, before_close=usage,
-            unit="items",
-        )  # fmt: skip
-    except KeyboardInterrupt:
-        kept = f"{len(prepared.outcome.rows)} item(s) finished"
-        err.print(interrupted_line(interrupted_by(), kept, config.out), markup=False)
-        raise typer.Exit(130) from None
+        with interruptible(kept, config.out):
+            outcome = drive_session(
+                prepared, partial(execute_bench, prepared), err, plan, before_close=usage,
+                unit="items",
+            )  # fmt: skip
+    except Interrupted as stop:
+        raise stopped(stop, err) from None
     done = sum(r.status == "done" for r in outcome.rows)
     err.print(  # one line for the session's items (each is not named, errors aside)
         f"{name}: {done} item(s) finished in this session, {outcome.errors} ended as errors"
@@ -165,6 +163,7 @@ def run_bench(
         for table in summary_tables(summarise(bench)):
             Console(width=160).print(table)
     if outcome.failed:
+        failed_guidance(config.out, outcome, err, what=name)
         return 3
     return 1 if outcome.errors or outcome.crashed else 0
 

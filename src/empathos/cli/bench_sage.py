@@ -84,8 +84,6 @@ def sage_cmd(
     limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
 ) -> None:  # fmt: skip
     """SAGE: run it on an endpoint (or `score` result files, `ranks` beside EMPA)."""
-    from empathos.cli.run import sigterm_as_sigint
-
     if ctx.invoked_subcommand is not None:
         return
     if data is None:
@@ -101,15 +99,12 @@ def sage_cmd(
             "and --roles-base-url (or roles.user in --config) for meaningful scores",
             markup=False,
         )
-    with sigterm_as_sigint() as terminated:
-        try:
-            by = lambda: "SIGTERM" if terminated[0] else "Ctrl-C"  # noqa: E731
-            code = run_bench("sage", data, limit, force, interrupted_by=by, **opts)
-        except typer.Exit as stop:
-            _write_results(opts)
-            term = terminated[0] and stop.exit_code == 130
-            raise typer.Exit(143 if term else stop.exit_code) from None
+    try:
+        code = run_bench("sage", data, limit, force, **opts)
+    except typer.Exit:  # stopped by Ctrl-C or SIGTERM: what finished is written out too
         _write_results(opts)
+        raise
+    _write_results(opts)
     if code:
         raise typer.Exit(code)
 

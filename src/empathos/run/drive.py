@@ -27,8 +27,8 @@ def drive_session(
     unit: str = "dialogues",
 ) -> RunOutcome:
     """Run ``execute`` under a progress bar and close the session whatever happens: completed,
-    interrupted (Ctrl-C, re-raised) or failed; ``before_close`` runs just before the close
-    (e.g. to set the usage of records that are not dialogues)."""
+    interrupted (Ctrl-C or SIGTERM, re-raised) or failed; ``before_close`` runs just before
+    the close (e.g. to set the usage of records that are not dialogues)."""
     status: Literal["completed", "interrupted", "failed"] = "failed"
     try:
         with RunProgress(
@@ -36,7 +36,7 @@ def drive_session(
         ) as progress:
             outcome: RunOutcome = asyncio.run(execute(progress))
         status = "completed"
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # the latter: SIGTERM, SIGINT ignored
         status = "interrupted"
         raise
     finally:

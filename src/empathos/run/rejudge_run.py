@@ -10,6 +10,7 @@ directory (its lock, fingerprint and index: a rerun resumes, rating only what is
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,6 +211,11 @@ def _sound(loaded: Sequence[LoadedRecord]) -> tuple[list[LoadedRecord], list[Rec
     return good, damaged
 
 
+def _close_unused(client: ModelClient) -> None:
+    """Close a client no call was made with (outside an event loop, as prepare runs)."""
+    asyncio.run(client.aclose())
+
+
 def prepare_rejudge(
     source: Path,
     out: Path,
@@ -243,16 +249,23 @@ def prepare_rejudge(
         needed.setdefault(x.record.scenario_id, set()).add(x.record.scenario_hash or "")
     found = _scenarios(sources, needed)
     _check_out(out, source)
+    # The judge's client before ``out`` is made: a judge that cannot be asked (its key unset)
+    # leaves no folder behind; closed again when the directory is refused.
+    client = build_model(judge, "judge", None, handler=handler)
     fp = _fingerprint(source, judge, keep_p0)
-    run_dir = open_run_dir(out, fp, force=force)
+    try:
+        run_dir = open_run_dir(out, fp, force=force)
+    except BaseException:
+        _close_unused(client)
+        raise
     try:
         problems = run_dir.reconcile()
         plan = _plan(originals, run_dir)
         info = RejudgeInfo(source=str(source), judge=judge.model, keep_p0=keep_p0)
         manifest = _manifest(read_manifest(out), base, judge, info, fp)
         begin_session(manifest, plan, out)
-        client = build_model(judge, "judge", None, handler=handler)
     except BaseException:
+        _close_unused(client)
         run_dir.close()
         raise
     return PreparedRejudge(
