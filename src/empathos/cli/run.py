@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from empathos.run.runner import RunOutcome
     from empathos.run.session import PreparedRun
 
-__all__ = ["register", "run_cmd", "sigterm_as_sigint"]
+__all__ = ["register", "run_cmd"]
 
 _TABLE_WIDTH = 200
 

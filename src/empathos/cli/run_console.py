@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from empathos.run.interrupt import Interrupted, interrupted_line
+from empathos.run.interrupt import Interrupted
 
 if TYPE_CHECKING:
     from empathos.run.runner import RunOutcome
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "failed_guidance",
-    "interrupted_line",
     "print_excerpt",
     "run_header",
     "stopped",
