@@ -49,6 +49,12 @@ def _summary(out: Path) -> Any:
     return summary
 
 
+def _foreground() -> None:
+    """A terminal's foreground job: SIGINT at its default (also when the tests themselves run
+    in a background job that inherited it as ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _ignore_sigint() -> None:
     """A background job's start: SIGINT inherited as ignored (asyncio installs no handler)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -73,7 +79,7 @@ def test_a_stop_keeps_finished_items_and_the_same_command_runs_only_the_rest(
         proc = subprocess.Popen(
             [sys.executable, "-m", "empathos", *_args(server.url, tmp_path, out)],
             cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            preexec_fn=_ignore_sigint if background else None,
+            preexec_fn=_ignore_sigint if background else _foreground,
         )  # fmt: skip
         try:
             # Questions 1 and 2 finished, question 3 held in flight by the server: Ctrl-C.

@@ -107,6 +107,7 @@ def test_resume_after_ctrl_c_judges_only_the_missing_orders(tmp_path: Path) -> N
         proc = subprocess.Popen(
             [sys.executable, "-m", "empathos", *args, *judge_flags(server.url)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a foreground job
         )  # fmt: skip
         deadline = time.monotonic() + 120
         while len(server.requests) < 6 and time.monotonic() < deadline:

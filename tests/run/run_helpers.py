@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -59,8 +60,16 @@ def spawn(
     """Start the ``empathos`` CLI in a subprocess (for tests that signal or stop it)."""
     command = [sys.executable, "-m", "empathos", *map(str, args)]
     return subprocess.Popen(
-        command, cwd=cwd, env=cli_env(env), stdout=stdout, stderr=stderr, text=True
-    )
+        command, cwd=cwd, env=cli_env(env), stdout=stdout, stderr=stderr, text=True,
+        preexec_fn=foreground,
+    )  # fmt: skip
+
+
+def foreground() -> None:
+    """A terminal's foreground job: Ctrl-C's SIGINT at its default, even when the tests run
+    in a background job that inherited it as ignored (the command then gets its own handler,
+    as a user's does)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def empathos(
