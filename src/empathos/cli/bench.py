@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from empathos.bench.protocol import ROLE_NAMES, Benchmark, PublishedRow, TableData, registered
-from empathos.cli.bench_run import (
+from empathos.cli.bench_flags import (
     BaseUrlOpt,
     ConcOpt,
     ConfigOpt,
@@ -27,11 +27,8 @@ from empathos.cli.bench_run import (
     ModelOpt,
     OutOpt,
     RetryOpt,
-    drawn,
-    print_bench_dirs,
-    print_compare,
-    run_bench,
 )
+from empathos.cli.bench_run import drawn, print_bench_dirs, print_compare, run_bench
 from empathos.cli.bench_sage import sage_ranks_cmd
 from empathos.errors import ConfigError, EmpathosError
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -37,27 +37,6 @@ __all__ = [
     "run_bench",
     "summary_json",
     "summary_tables",
-]
-
-
-ModelOpt = Annotated[str | None, typer.Option(help="Model id of the model under test.")]
-BaseUrlOpt = Annotated[
-    str | None, typer.Option(help="OpenAI-compatible base URL of the model under test.")
-]
-KeyOpt = Annotated[
-    str | None, typer.Option(help="NAME of the variable holding the model's API key.")
-]
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="YAML run config (roles, prices, cache).")
-]
-OutOpt = Annotated[
-    Path | None, typer.Option(help="Run directory (resumable). Default: runs/bench-<name>-<model>.")
-]
-ConcOpt = Annotated[int | None, typer.Option(min=1, help="Items in flight at once.")]
-LimitOpt = Annotated[int | None, typer.Option(min=1, help="Only the first N items.")]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Start --out over if made otherwise.")]
-RetryOpt = Annotated[
-    bool, typer.Option("--no-retry-errors", help="On resume, keep items that ended as errors.")
 ]
 
 
