@@ -39,6 +39,7 @@ def test_a_registered_module_is_a_whole_benchmark(tmp_path: Path) -> None:
                         "--base-url", server.url, "--out", out)  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     assert "toy: 4 of 4 item(s) to run" in ran.stderr
+    assert "usage per item (4): 1.0 calls" in ran.stderr  # a bench counts items, not dialogues
     records = {f.name: json.loads(f.read_text()) for f in (out / "records").glob("*.json")}
     assert {k: r["scores"]["right"] for k, r in records.items()} == {
         "s0__t0.json": 1.0, "s1__t0.json": 1.0, "s2__t0.json": 0.0, "s3__t0.json": 0.0,

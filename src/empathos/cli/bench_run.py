@@ -127,7 +127,7 @@ def _session(
         markup=False,
     )
     if prepared.usage is not None:
-        err.print(usage_line(prepared.usage), markup=False)
+        err.print(usage_line(prepared.usage, "item"), markup=False)
     if bench is not None:
         for table in summary_tables(summarise(bench)):
             Console(width=160).print(table)
