@@ -30,6 +30,8 @@ class EmoBench(Defaults):
     protocols: tuple[str, ...] = ("official", "paper")
     measure_order: tuple[str, ...] = TASKS
     note = "EmoBench: accuracy (%) per task"
+    about = "EmoBench: multiple-choice emotional understanding and application."
+    data_help = "Your copy of Sahandfer/EmoBench (a clone or its data folder)."
     differences: tuple[str, ...] = (
         "Templates are filled by their named slots, not str.format: none on the benchmark's "
         "templates.",

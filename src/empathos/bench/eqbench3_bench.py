@@ -27,6 +27,8 @@ class EqBench3(Defaults):
     roles: tuple[str, ...] = ("model_under_test", "judge")
     warn_offline: tuple[str, ...] = ("judge",)
     note = "EQ-Bench 3: the rubric score (0-100)"
+    about = "EQ-Bench 3's rubric pass: scripted role-plays and a debrief, rated by the judge."
+    data_help = "Your copy of EQ-bench/eqbench3 (a clone or its data folder)."
     differences: tuple[str, ...] = (
         "The wording of the output format's reasoning request is ours (its shape, key order "
         "and 0-20 values are the benchmark's); effect on a judge not measured.",

@@ -85,6 +85,8 @@ class EqBench(Defaults):
     roles: tuple[str, ...] = ("model_under_test",)
     protocols: tuple[str, ...] = ("v2.1", "revise")
     note = "EQ-Bench: the v2 score (0-100)"
+    about = "EQ-Bench (v2): emotion intensities scored against the references."
+    data_help = "Your copy of EQ-bench/EQ-Bench (a clone or its data folder)."
     differences: tuple[str, ...] = (
         "Published files recompute up to 0.022 points off their published score, "
         "unexplained (the benchmark's own code leaves the same residual).",

@@ -108,6 +108,11 @@ class Benchmark(Protocol):
         (``data``: the user's copy, where the files need it)."""
         ...
 
+    about: str
+    """What it asks of the model, in one line (its Inspect task's description)."""
+    data_help: str
+    """What ``--data`` (its Inspect task's ``-T data``) is: the user's copy, and of what."""
+
 
 class Defaults:
     """What most benchmarks share (a benchmark class may start from it): one protocol, the

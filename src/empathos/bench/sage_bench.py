@@ -179,6 +179,8 @@ class SageBench(Defaults):
     name = "sage"
     roles: tuple[str, ...] = ("model_under_test", "user")
     note = "SAGE: the mean final emotion (0-100)"
+    about = "SAGE: a simulated user (the user role) whose emotion the replies move."
+    data_help = "Your copy of SAGE (a clone of Tencent/digitalhuman or its SAGE/ folder)."
     differences: tuple[str, ...] = (
         "The analyser's prompt gets the conversation goal (target_prompt) in its {{target}} "
         "slot; the released planning_reply indexes the string with player_data['target'], "
@@ -222,6 +224,12 @@ class SageBench(Defaults):
         shown = {k: "-" if v is None else f"{v:g}" if isinstance(v, float) else v
                  for k, v in parts["sage"].items()}  # fmt: skip
         return ", ".join(f"{k} {v}" for k, v in shown.items()), []
+
+    def metrics(self, records: Sequence[BenchItemRecord]) -> dict[str, float]:
+        """The Sentient score, successes and failures (the Inspect task's metrics)."""
+        parts = self.summary(records)["sage"]
+        return {k: float(parts[k]) for k in ("score", "successes", "failures")
+                if parts[k] is not None}  # fmt: skip
 
     def read_published(self, path: Path, data: Path | None = None) -> list[dict[str, Any]]:
         """Each result file at ``path`` (a file, a folder of them, a run directory): its
