@@ -38,8 +38,9 @@ class EmoBench(Defaults):
     protocols: tuple[str, ...] = ("official", "paper")
     measure_order: tuple[str, ...] = TASKS
     note = "EmoBench: accuracy (%) per task"
+    about = "EmoBench: multiple-choice emotional understanding and application."
+    data_help = "Your copy of Sahandfer/EmoBench (a clone or its data folder)."
     command = Command(
-        help="EmoBench: multiple-choice emotional understanding (EU) and application (EA).",
         protocol_flag=ProtocolFlag(
             "--protocol",
             "official: as EmoBench's own script asks and reads it (default); paper: as the "

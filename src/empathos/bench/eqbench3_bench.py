@@ -14,7 +14,6 @@ from empathos.bench.eqbench3_files import read_eqbench3
 from empathos.bench.play import BenchCase, play_eqbench3
 from empathos.bench.protocol import (
     Benchmark,
-    Command,
     Defaults,
     TableData,
     Values,
@@ -35,9 +34,8 @@ class EqBench3(Defaults):
     roles: tuple[str, ...] = ("model_under_test", "judge")
     warn_offline: tuple[str, ...] = ("judge",)
     note = "EQ-Bench 3: the rubric score (0-100)"
-    command = Command(
-        help="EQ-Bench 3's rubric pass: scripted role-plays, a debrief, a judge's rubric scores."
-    )
+    about = "EQ-Bench 3's rubric pass: scripted role-plays and a debrief, rated by the judge."
+    data_help = "Your copy of EQ-bench/eqbench3 (a clone or its data folder)."
     differences: tuple[str, ...] = (
         "The wording of the output format's reasoning request is ours (its shape, key order "
         "and 0-20 values are the benchmark's); effect on a judge not measured.",

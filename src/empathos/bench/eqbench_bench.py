@@ -158,9 +158,9 @@ class EqBench(Defaults):
     roles: tuple[str, ...] = ("model_under_test",)
     protocols: tuple[str, ...] = ("v2.1", "revise")
     note = "EQ-Bench: the v2 score (0-100)"
+    about = "EQ-Bench (v2): emotion intensities scored against the references."
+    data_help = "Your copy of EQ-bench/EQ-Bench (a clone or its data folder)."
     command = Command(
-        help="EQ-Bench (v2): run it on an endpoint (or `score` published result files).",
-        data="Your copy: a clone of EQ-bench/EQ-Bench or its data folder.",
         protocol_flag=ProtocolFlag(
             "--revision",
             "Send the prompt with its critique-and-revise block (EQ-Bench v2's -revise); "

@@ -77,12 +77,11 @@ class ProtocolFlag:
 
 @dataclass(frozen=True)
 class Command:
-    """What ``empathos bench <name>`` shows: its description, what ``--data`` is, and its
-    protocol flag where it has more than one protocol. The command is made from this (the
-    model flags, ``--roles-*`` for its second role, the run flags are every benchmark's)."""
+    """What ``empathos bench <name>`` has beyond every benchmark's flags (``--data``, the
+    model flags, ``--roles-*`` for its second role, the run flags; its help is
+    :attr:`Benchmark.about`, ``--data``'s :attr:`Benchmark.data_help`): its protocol flag,
+    where it has more than one protocol, and its help as a group with sub-commands."""
 
-    help: str
-    data: str = "Your copy of the benchmark: a clone of its repository or its data folder."
     protocol_flag: ProtocolFlag | None = None
     group_help: str | None = None
     """The help of ``bench <name>`` when it has sub-commands (``score`` and any extra)."""
@@ -126,6 +125,11 @@ class Benchmark(Protocol):
     """One benchmark behind ``empathos bench`` (see the module)."""
 
     name: str
+    about: str
+    """What it asks of the model, in one line (``bench <name>``'s help, its Inspect task's
+    description)."""
+    data_help: str
+    """What ``--data`` (its Inspect task's ``-T data``) is: the user's copy, and of what."""
     roles: tuple[str, ...]
     """The run config's roles it calls, the model under test first."""
     protocols: tuple[str, ...]
@@ -139,7 +143,8 @@ class Benchmark(Protocol):
     differences: tuple[str, ...]
     """Each known difference from the benchmark's own code, with its effect."""
     command: Command
-    """What ``empathos bench <name>`` shows (the command is made from it)."""
+    """What ``empathos bench <name>`` has beyond every benchmark's flags (the command is
+    made from it, :attr:`about` and :attr:`data_help`)."""
     published: PublishedFiles | None
     """Its published result files (``bench <name> score``); None: none we recompute."""
 
@@ -193,6 +198,7 @@ class Defaults:
     protocols: tuple[str, ...] = ("",)
     measure_order: tuple[str, ...] = ()
     warn_offline: tuple[str, ...] = ()
+    command = Command()
     published: PublishedFiles | None = None
 
     def shown(self, measure: str, value: float) -> float:

@@ -196,9 +196,9 @@ class SageBench(Defaults):
     roles: tuple[str, ...] = ("model_under_test", "user")
     warn_offline: tuple[str, ...] = ("user",)
     note = "SAGE: the mean final emotion (0-100)"
+    about = "SAGE: a simulated user (the user role) whose emotion the replies move."
+    data_help = "Your copy of SAGE (a clone of Tencent/digitalhuman or its SAGE/ folder)."
     command = Command(
-        help="SAGE: run it on an endpoint (or `score` result files, `ranks` beside EMPA).",
-        data="Your copy: a clone of Tencent/digitalhuman or its SAGE folder.",
         group_help="SAGE (Sentient Agent as a Judge): a simulated user whose emotion the model "
         "moves. Without a sub-command: run it (the options below); `score`: the Sentient "
         "numbers of result files; `ranks`: EMPA and SAGE ranks side by side.",
@@ -254,6 +254,12 @@ class SageBench(Defaults):
         shown = {k: "-" if v is None else f"{v:g}" if isinstance(v, float) else v
                  for k, v in parts["sage"].items()}  # fmt: skip
         return ", ".join(f"{k} {v}" for k, v in shown.items()), []
+
+    def metrics(self, records: Sequence[BenchItemRecord]) -> dict[str, float]:
+        """The Sentient score, successes and failures (the Inspect task's metrics)."""
+        parts = self.summary(records)["sage"]
+        return {k: float(parts[k]) for k in ("score", "successes", "failures")
+                if parts[k] is not None}  # fmt: skip
 
     def read_published(self, path: Path, data: Path | None = None) -> list[PublishedRow]:
         """Each result file at ``path`` (a file, a folder of them, a run directory): its

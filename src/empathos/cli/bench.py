@@ -83,7 +83,7 @@ def _made(fn: Callable[..., None], params: list[inspect.Parameter], doc: str) ->
 def _run_params(bench: Benchmark, group: bool) -> list[inspect.Parameter]:
     """The flags of ``bench <name>``: --data, the model under test's, ``--roles-*`` for the
     second role, the run's, and the protocol flag."""
-    help_ = bench.command.data
+    help_ = bench.data_help
     params = [_option("ctx", typer.Context)] if group else []
     params.append(
         _option("data", Annotated[Path | None, typer.Option(help=help_)], None)
@@ -141,7 +141,7 @@ def _run_command(bench: Benchmark, group: bool) -> Any:
         if code:
             raise typer.Exit(code)
 
-    return _made(run, _run_params(bench, group), bench.command.help)
+    return _made(run, _run_params(bench, group), bench.about)
 
 
 def _print_published(rows: list[PublishedRow], bench: Benchmark, fmt: PublishedFormat) -> None:
@@ -194,7 +194,7 @@ def _mount(bench: Benchmark) -> None:
     if bench.published is None and not extra:
         app.command(bench.name)(_run_command(bench, group=False))
         return
-    group = typer.Typer(help=bench.command.group_help or bench.command.help)
+    group = typer.Typer(help=bench.command.group_help or bench.about)
     group.callback(invoke_without_command=True)(_run_command(bench, group=True))
     if bench.published is not None:
         group.command("score")(_score_command(bench))

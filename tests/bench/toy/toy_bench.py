@@ -11,7 +11,6 @@ from typing import Any
 from empathos.bench.play import BenchCase, Conversation, Roles, failed_item, record_of_item
 from empathos.bench.protocol import (
     Benchmark,
-    Command,
     Defaults,
     PublishedFiles,
     PublishedRow,
@@ -37,7 +36,8 @@ class Toy(Defaults):
     roles: tuple[str, ...] = ("model_under_test",)
     note = "Toy: sums right (%)"
     differences: tuple[str, ...] = ("None: the benchmark is the tests' own.",)
-    command = Command(help="Toy: sums, answered by the model under test.")
+    about = "Toy: sums, answered by the model under test."
+    data_help = "A folder with sums.txt."
     published: PublishedFiles | None = PublishedFiles(
         help="Toy result files: one 0/1 a line.",
         paths="Toy result files.",
