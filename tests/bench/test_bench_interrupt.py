@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from bench_helpers import ScriptedServer, cli, last_user, ratings_text, write_eq_questions
+from emobench_fixture import write_emobench
 
 
 def _question(body: dict[str, Any]) -> str:
@@ -119,3 +120,41 @@ def test_a_stop_keeps_finished_items_and_the_same_command_runs_only_the_rest(
     resumed_summary, full_summary = _summary(out), _summary(full)
     assert resumed_summary["eqbench"]["total"] == 3 and resumed_summary["errors"] == 0
     assert resumed_summary == full_summary
+
+
+def test_a_sigterm_while_preparing_stops_with_the_same_line(tmp_path: Path) -> None:
+    """SIGTERM before any item runs (here: reading the user's copy, held by a FIFO that
+    never gets its content) stops the command as a stop mid-run does, not silently."""
+    data = write_emobench(tmp_path / "emobench")
+    prompts = data / "src" / "configs" / "prompts.yaml"
+    prompts.unlink()
+    os.mkfifo(prompts)
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "empathos", "bench", "emobench", "--data", str(data),
+         "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--out", str(out)],
+        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_foreground,
+    )  # fmt: skip
+    writer = None
+    try:
+        end = time.monotonic() + 60
+        while writer is None:  # opening for writing succeeds once the command opens to read
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+            try:
+                writer = os.open(prompts, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)  # the command waits in that read, preparing
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr, stderr
+    assert (
+        f"interrupted (SIGTERM): 0 item(s) finished in this session are kept in {out}; "
+        "run the same command to resume"
+    ) in stderr, stderr

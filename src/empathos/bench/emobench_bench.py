@@ -14,7 +14,15 @@ from empathos.bench.emobench import TASKS, Scored, accuracy_table
 from empathos.bench.emobench_files import read_emobench
 from empathos.bench.play import BenchCase
 from empathos.bench.play_emo import play_emobench
-from empathos.bench.protocol import Benchmark, Defaults, TableData, Values, num
+from empathos.bench.protocol import (
+    Benchmark,
+    Command,
+    Defaults,
+    ProtocolFlag,
+    TableData,
+    Values,
+    num,
+)
 from empathos.bench.record import BenchItemRecord
 from empathos.canonical import canonical_digest
 
@@ -23,13 +31,23 @@ __all__ = ["EMOBENCH", "EmoBench"]
 
 class EmoBench(Defaults):
     """EmoBench behind the benchmark protocol (registered in
-    :data:`empathos.bench.protocol.REGISTRY`)."""
+    :data:`empathos.bench.registry.REGISTRY`)."""
 
     name = "emobench"
     roles: tuple[str, ...] = ("model_under_test",)
     protocols: tuple[str, ...] = ("official", "paper")
     measure_order: tuple[str, ...] = TASKS
     note = "EmoBench: accuracy (%) per task"
+    about = "EmoBench: multiple-choice emotional understanding and application."
+    data_help = "Your copy of Sahandfer/EmoBench (a clone or its data folder)."
+    command = Command(
+        protocol_flag=ProtocolFlag(
+            "--protocol",
+            "official: as EmoBench's own script asks and reads it (default); paper: as the "
+            "2024 paper ran it (questions apart, majority of 5, 4 choice orders). "
+            "docs/bench.md.",
+        ),
+    )
     differences: tuple[str, ...] = (
         "Templates are filled by their named slots, not str.format: none on the benchmark's "
         "templates.",

@@ -12,7 +12,14 @@ from typing import Any
 
 from empathos.bench.eqbench3_files import read_eqbench3
 from empathos.bench.play import BenchCase, play_eqbench3
-from empathos.bench.protocol import Benchmark, Defaults, TableData, Values, num, per_item
+from empathos.bench.protocol import (
+    Benchmark,
+    Defaults,
+    TableData,
+    Values,
+    num,
+    per_item,
+)
 from empathos.bench.record import BenchItemRecord
 from empathos.canonical import canonical_digest
 
@@ -21,12 +28,14 @@ __all__ = ["EQBENCH3", "EqBench3"]
 
 class EqBench3(Defaults):
     """EQ-Bench 3 behind the benchmark protocol (registered in
-    :data:`empathos.bench.protocol.REGISTRY`)."""
+    :data:`empathos.bench.registry.REGISTRY`)."""
 
     name = "eqbench3"
     roles: tuple[str, ...] = ("model_under_test", "judge")
     warn_offline: tuple[str, ...] = ("judge",)
     note = "EQ-Bench 3: the rubric score (0-100)"
+    about = "EQ-Bench 3's rubric pass: scripted role-plays and a debrief, rated by the judge."
+    data_help = "Your copy of EQ-bench/eqbench3 (a clone or its data folder)."
     differences: tuple[str, ...] = (
         "The wording of the output format's reasoning request is ours (its shape, key order "
         "and 0-20 values are the benchmark's); effect on a judge not measured.",

@@ -20,12 +20,23 @@ from empathos.bench.eqbench_files import (
     read_questions,
 )
 from empathos.bench.play import BenchCase, play_eqbench
-from empathos.bench.protocol import Benchmark, Defaults, TableData, Values, num, per_item
+from empathos.bench.protocol import (
+    Benchmark,
+    Command,
+    Defaults,
+    ProtocolFlag,
+    PublishedFiles,
+    PublishedRow,
+    TableData,
+    Values,
+    num,
+    per_item,
+)
 from empathos.bench.record import BenchItemRecord
 from empathos.canonical import canonical_digest
 from empathos.errors import InputError
 
-__all__ = ["EQBENCH", "EqBench", "published_row", "questions_for", "run_score"]
+__all__ = ["EQBENCH", "EqBench", "published_cells", "published_row", "questions_for", "run_score"]
 
 
 def run_score(records: Sequence[BenchItemRecord]) -> EqbenchScore:
@@ -77,14 +88,90 @@ def published_row(check: PublishedCheck) -> dict[str, Any]:
     }
 
 
+def _verdict(check: PublishedCheck) -> str:
+    if check.published is None:
+        return "no published score"
+    if check.reproduced:
+        return "reproduced"
+    return "differs (the score depends on a rule not visible in the file)"
+
+
+def published_cells(check: PublishedCheck) -> tuple[str, ...]:
+    """One recomputed result file as the table's cells (:data:`PUBLISHED`'s columns)."""
+    s = check.recomputed
+    return (
+        check.model,
+        num(check.published),
+        num(s.score),
+        "-" if check.difference is None else f"{check.difference:+.3f}",
+        num(s.first_pass),
+        num(s.revised_score),
+        "revised" if s.uses_revised else "first pass",
+        f"{s.parseable:g}/{s.total}" + (" (failed: under 83%)" if s.failed else ""),
+        _verdict(check),
+    )
+
+
+#: ``empathos bench eqbench score``: published result files recomputed.
+PUBLISHED = PublishedFiles(
+    help="Recompute published EQ-Bench v2 scores from each file's raw model replies.",
+    paths="EQ-Bench v2 result files (results/eq-bench/*_results.json).",
+    title="EQ-Bench v2 result files, recomputed from the raw replies by the benchmark's "
+    "final-score rule",
+    columns=(
+        "model",
+        "published",
+        "recomputed",
+        "diff",
+        "first pass",
+        "revised",
+        "final from",
+        "parsed",
+        "verdict",
+    ),
+    fields=(
+        "file",
+        "model",
+        "published",
+        "recomputed",
+        "first_pass",
+        "revised",
+        "final_from",
+        "difference",
+        "parseable",
+        "total",
+        "parse_rate",
+        "benchmark_failed",
+        "revise_format",
+        "reproduced",
+    ),
+    data="A clone of EQ-bench/EQ-Bench or its data folder (the questions). Default: the clone "
+    "the result file sits in.",
+)
+
+
 class EqBench(Defaults):
     """EQ-Bench (v2) behind the benchmark protocol (registered in
-    :data:`empathos.bench.protocol.REGISTRY`)."""
+    :data:`empathos.bench.registry.REGISTRY`)."""
 
     name = "eqbench"
     roles: tuple[str, ...] = ("model_under_test",)
     protocols: tuple[str, ...] = ("v2.1", "revise")
     note = "EQ-Bench: the v2 score (0-100)"
+    about = "EQ-Bench (v2): emotion intensities scored against the references."
+    data_help = "Your copy of EQ-bench/EQ-Bench (a clone or its data folder)."
+    command = Command(
+        protocol_flag=ProtocolFlag(
+            "--revision",
+            "Send the prompt with its critique-and-revise block (EQ-Bench v2's -revise); "
+            "default: without it, as the benchmark has since v2.1.",
+            switch=True,
+        ),
+        group_help="EQ-Bench (v2): emotion-intensity ratings scored against references. "
+        "Without a sub-command: run it (the options below); `score`: recompute published "
+        "result files.",
+    )
+    published: PublishedFiles | None = PUBLISHED
     differences: tuple[str, ...] = (
         "Published files recompute up to 0.022 points off their published score, "
         "unexplained (the benchmark's own code leaves the same residual).",
@@ -140,10 +227,11 @@ class EqBench(Defaults):
         """The parse rate."""
         return {"parse_rate": run_score(records).parse_rate}
 
-    def read_published(self, path: Path, data: Path | None = None) -> list[dict[str, Any]]:
+    def read_published(self, path: Path, data: Path | None = None) -> list[PublishedRow]:
         """A result file (results/eq-bench/*_results.json) recomputed from its raw replies."""
         questions: list[EqQuestion] = read_questions(questions_for(path, data))
-        return [published_row(check_published(path, questions))]
+        check = check_published(path, questions)
+        return [PublishedRow(published_row(check), published_cells(check))]
 
 
 EQBENCH = EqBench()

@@ -14,17 +14,28 @@ prompt and the analysis), and ``judge.criteria`` the judge's criterion scores (0
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from empathos.bench.registry import REGISTRY
 from empathos.records import ModelCallRecord
 from empathos.run.rundir import DialogueKey, IndexRow
 
 __all__ = ["BENCH_SCHEMA_VERSION", "BenchItemRecord", "BenchName", "ChatTurn", "JudgeRating"]
 
 BENCH_SCHEMA_VERSION = 1
-BenchName = Literal["emobench", "eqbench", "eqbench3", "sage"]
+
+
+def _registered(name: str) -> str:
+    if name not in REGISTRY:
+        raise ValueError(f"{name!r} is not a benchmark (one of {', '.join(REGISTRY)})")
+    return name
+
+
+#: A benchmark's name: a string the registry knows (:data:`empathos.bench.registry.REGISTRY`),
+#: so a new benchmark needs no change here.
+BenchName = Annotated[str, AfterValidator(_registered)]
 
 
 class _Model(BaseModel):

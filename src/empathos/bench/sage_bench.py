@@ -18,12 +18,21 @@ from pathlib import Path
 from typing import Any
 
 from empathos.bench.play import BenchCase, Roles
-from empathos.bench.protocol import Benchmark, Defaults, TableData, Values, per_item
+from empathos.bench.protocol import (
+    Benchmark,
+    Command,
+    Defaults,
+    PublishedFiles,
+    PublishedRow,
+    TableData,
+    Values,
+    per_item,
+)
 from empathos.bench.record import BenchItemRecord, ChatTurn
 from empathos.errors import ModelCallError
 from empathos.llm import ChatModel, Message, record_of
 from empathos.records import ModelCallRecord
-from empathos.run.manifest import utc_now
+from empathos.run.manifest import read_manifest, utc_now
 from empathos.sage.copy import read_results, read_sage, result_files
 from empathos.sage.rules import (
     MAX_USER_TURNS,
@@ -172,13 +181,36 @@ def write_results(
     return path
 
 
+def _published_cells(row: dict[str, Any]) -> tuple[str, ...]:
+    score = "-" if row["score"] is None else f"{row['score']:.1f}"
+    mean = "-" if row["mean"] is None else f"{row['mean']:.3f}"
+    return (row["model"], score, str(row["successes"]), str(row["failures"]),
+            str(row["dialogues"]), mean)  # fmt: skip
+
+
 class SageBench(Defaults):
     """SAGE behind the benchmark protocol (:class:`empathos.bench.protocol.Benchmark`;
-    registered in :data:`empathos.bench.protocol.REGISTRY`)."""
+    registered in :data:`empathos.bench.registry.REGISTRY`)."""
 
     name = "sage"
     roles: tuple[str, ...] = ("model_under_test", "user")
+    warn_offline: tuple[str, ...] = ("user",)
     note = "SAGE: the mean final emotion (0-100)"
+    about = "SAGE: a simulated user (the user role) whose emotion the replies move."
+    data_help = "Your copy of SAGE (a clone of Tencent/digitalhuman or its SAGE/ folder)."
+    command = Command(
+        group_help="SAGE (Sentient Agent as a Judge): a simulated user whose emotion the model "
+        "moves. Without a sub-command: run it (the options below); `score`: the Sentient "
+        "numbers of result files; `ranks`: EMPA and SAGE ranks side by side.",
+    )
+    published: PublishedFiles | None = PublishedFiles(
+        help="Each model's Sentient numbers: score (mean final emotion, half up to 0.1), "
+        "successes (Emotion-S dialogues) and failures (Emotion-F dialogues).",
+        paths="SAGE result files (*_result.jsonl), folders of them, or `bench sage` runs.",
+        title="SAGE: Sentient numbers of result files",
+        columns=("model", "score", "successes", "failures", "dialogues", "mean"),
+        fields=("model", "score", "successes", "failures", "dialogues", "mean", "file"),
+    )
     differences: tuple[str, ...] = (
         "The analyser's prompt gets the conversation goal (target_prompt) in its {{target}} "
         "slot; the released planning_reply indexes the string with player_data['target'], "
@@ -223,16 +255,39 @@ class SageBench(Defaults):
                  for k, v in parts["sage"].items()}  # fmt: skip
         return ", ".join(f"{k} {v}" for k, v in shown.items()), []
 
-    def read_published(self, path: Path, data: Path | None = None) -> list[dict[str, Any]]:
+    def metrics(self, records: Sequence[BenchItemRecord]) -> dict[str, float]:
+        """The Sentient score, successes and failures (the Inspect task's metrics)."""
+        parts = self.summary(records)["sage"]
+        return {k: float(parts[k]) for k in ("score", "successes", "failures")
+                if parts[k] is not None}  # fmt: skip
+
+    def read_published(self, path: Path, data: Path | None = None) -> list[PublishedRow]:
         """Each result file at ``path`` (a file, a folder of them, a run directory): its
         model (the file's name less ``_result.jsonl``) and its numbers."""
         rows = []
         for file in result_files(path):
             s = sentient_score(read_results(file))
-            rows.append({"file": str(file), "model": file.name.removesuffix("_result.jsonl"),
-                         "score": s.score, "mean": s.mean, "successes": s.successes,
-                         "failures": s.failures, "dialogues": s.dialogues})  # fmt: skip
+            row = {"file": str(file), "model": file.name.removesuffix("_result.jsonl"),
+                   "score": s.score, "mean": s.mean, "successes": s.successes,
+                   "failures": s.failures, "dialogues": s.dialogues}  # fmt: skip
+            rows.append(PublishedRow(row, _published_cells(row)))
         return rows
+
+    def own_layout(self, out: Path) -> Path | None:
+        """The run's finished dialogues in SAGE's layout (:func:`write_results`)."""
+        from empathos.bench.summary import load_bench_dir
+
+        bench = load_bench_dir(out) if (out / "records").is_dir() else None
+        manifest = read_manifest(out) if bench is not None else None
+        if bench is None or manifest is None:
+            return None
+        return write_results(out, bench.records, [s.id for s in manifest.scenarios])
+
+    def beside_empa(self, empa: Sequence[Path], runs: Sequence[Path], preset: str) -> str:
+        """EMPA beside SAGE: both ranks and Spearman's correlation (docs/bench.md, "SAGE")."""
+        from empathos.bench.sage_ranks import report_section
+
+        return report_section(empa, runs, preset)
 
 
 SAGE = SageBench()

@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from empathos.bench.sage_bench import SAGE
 from empathos.epm import EPMConfig
 from empathos.errors import InputError
 from empathos.records import load_records
-from empathos.sage.rules import rank_correlation
+from empathos.sage.copy import read_results, result_files
+from empathos.sage.rules import rank_correlation, sentient_score
 from empathos.scoring.leaderboard import leaderboard
 
 __all__ = [
@@ -91,9 +91,10 @@ def sage_scores(paths: Sequence[Path]) -> dict[str, float]:
     """Model -> SAGE score of the result files at ``paths``."""
     out = {}
     for path in paths:
-        for row in SAGE.read_published(path):
-            if row["score"] is not None:
-                out[row["model"]] = float(row["score"])
+        for file in result_files(path):  # named as `bench sage score` names them
+            score = sentient_score(read_results(file)).score
+            if score is not None:
+                out[file.name.removesuffix("_result.jsonl")] = float(score)
     return out
 
 

@@ -24,8 +24,9 @@ import numpy as np
 from empathos.bench.campaign import read_item
 from empathos.bench.protocol import Values, benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
-from empathos.errors import RecordError
-from empathos.run.manifest import read_manifest
+from empathos.bench.registry import REGISTRY
+from empathos.errors import ConfigError, RecordError
+from empathos.run.manifest import MANIFEST_NAME, read_manifest
 from empathos.scoring.stats import (
     PairedSummary,
     bootstrap_means,
@@ -66,6 +67,12 @@ def load_bench_dir(path: Path, problems: list[RecordError] | None = None) -> Ben
     manifest = read_manifest(path) if path.is_dir() else None
     if manifest is None or manifest.bench is None:
         return None
+    if manifest.bench.name not in REGISTRY:  # run/ cannot check it: it sits below bench/
+        raise ConfigError(
+            f"names the benchmark {manifest.bench.name!r}, which is not registered (one of "
+            f"{', '.join(REGISTRY)})",
+            file=path / MANIFEST_NAME,
+        )
     records = []
     for f in sorted((path / "records").glob("*.json")):
         try:

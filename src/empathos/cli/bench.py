@@ -1,138 +1,210 @@
-"""`empathos bench`: EmoBench, EQ-Bench (v2), EQ-Bench 3 and SAGE on any endpoint
-(docs/bench.md)."""
+"""`empathos bench`: every registered benchmark on any endpoint (docs/bench.md), its commands
+made from the benchmark protocol (:mod:`empathos.bench.protocol`), so a new benchmark needs
+no change here; `bench score` and `bench compare` read bench run directories."""
 
 from __future__ import annotations
 
+import csv
+import inspect
+import io
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from empathos.bench.eqbench_bench import published_row, questions_for
-from empathos.bench.eqbench_files import (
-    EqQuestion,
-    PublishedCheck,
-    check_published,
-    read_questions,
-)
-from empathos.bench.protocol import benchmark
-from empathos.bench.record import BenchName
-from empathos.cli.bench_run import (
+from empathos.bench.protocol import ROLE_NAMES, Benchmark, PublishedRow, TableData, registered
+from empathos.cli.bench_flags import (
     BaseUrlOpt,
     ConcOpt,
     ConfigOpt,
-    DataOpt,
     ForceOpt,
-    JudgeKeyOpt,
-    JudgeModelOpt,
-    JudgeUrlOpt,
     KeyOpt,
     LimitOpt,
     ModelOpt,
     OutOpt,
-    ProtocolOpt,
     RetryOpt,
-    RevisionOpt,
-    print_bench_dirs,
-    print_compare,
-    run_bench,
 )
-from empathos.cli.bench_sage import sage_app
+from empathos.cli.bench_run import drawn, print_bench_dirs, print_compare, run_bench
+from empathos.cli.bench_sage import sage_ranks_cmd
 from empathos.errors import ConfigError, EmpathosError
 
 __all__ = [
+    "EXTRA_COMMANDS",
     "OutFormat",
+    "PublishedFormat",
     "app",
     "bench_compare_cmd",
     "bench_score_cmd",
-    "emobench_cmd",
-    "eqbench3_cmd",
-    "eqbench_app",
-    "eqbench_cmd",
-    "score_cmd",
 ]
 
 
 class OutFormat(StrEnum):
-    """Output formats."""
+    """Output formats of bench run directories' numbers."""
 
     table = "table"
     json = "json"
+
+
+class PublishedFormat(StrEnum):
+    """Output formats of published result files' numbers."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
 
 
 app = typer.Typer(
     help="Other emotional-intelligence benchmarks on the same endpoints (docs/bench.md).",
     no_args_is_help=True,
 )
-eqbench_app = typer.Typer(
-    help="EQ-Bench (v2): emotion-intensity ratings scored against references. Without a "
-    "sub-command: run it (the options below); `score`: recompute published result files."
-)
+
+#: Commands only one benchmark has (``bench <name> <command>``), beside the ones every
+#: benchmark gets from the protocol. Optional: a new benchmark needs none.
+EXTRA_COMMANDS: dict[str, dict[str, Callable[..., None]]] = {"sage": {"ranks": sage_ranks_cmd}}
 
 
-def _run(name: BenchName, data: Path, limit: int | None, force: bool, **opts: Any) -> None:
-    code = run_bench(name, data, limit, force, **opts)
-    if code:
-        raise typer.Exit(code)
+def _option(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> Any:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+                             default=default)  # fmt: skip
 
 
-@app.command("emobench")
-def emobench_cmd(
-    data: DataOpt, model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: KeyOpt = None,
-    config: ConfigOpt = None, out: OutOpt = None, concurrency: ConcOpt = None,
-    limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
-    protocol: ProtocolOpt = "official",
-) -> None:  # fmt: skip
-    """EmoBench: multiple-choice emotional understanding (EU) and application (EA)."""
-    if protocol not in (known := benchmark("emobench").protocols):
-        raise ConfigError(f"must be {' or '.join(known)}", field="--protocol")
-    _run("emobench", data, limit, force, model=model, base_url=base_url,
-         api_key_env=api_key_env, config=config, out=out, concurrency=concurrency,
-         no_retry_errors=no_retry_errors, protocol=protocol)  # fmt: skip
+def _made(fn: Callable[..., None], params: list[inspect.Parameter], doc: str) -> Any:
+    """``fn`` with the flags ``params`` (what typer reads) and the help ``doc``."""
+    fn.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    fn.__annotations__ = {}
+    fn.__doc__ = doc
+    return fn
 
 
-@eqbench_app.callback(invoke_without_command=True)
-def eqbench_cmd(
-    ctx: typer.Context,
-    data: Annotated[Path | None, typer.Option(
-        help="Your copy: a clone of EQ-bench/EQ-Bench or its data folder.")] = None,
-    model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: KeyOpt = None,
-    config: ConfigOpt = None, out: OutOpt = None, concurrency: ConcOpt = None,
-    limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
-    revision: RevisionOpt = False,
-) -> None:  # fmt: skip
-    """EQ-Bench (v2): run it on an endpoint (or `score` published result files)."""
-    if ctx.invoked_subcommand is not None:
+def _run_params(bench: Benchmark, group: bool) -> list[inspect.Parameter]:
+    """The flags of ``bench <name>``: --data, the model under test's, ``--roles-*`` for the
+    second role, the run's, and the protocol flag."""
+    help_ = bench.data_help
+    params = [_option("ctx", typer.Context)] if group else []
+    params.append(
+        _option("data", Annotated[Path | None, typer.Option(help=help_)], None)
+        if group  # a sub-command needs no --data
+        else _option("data", Annotated[Path, typer.Option(help=help_)])
+    )
+    params += [_option("model", ModelOpt, None), _option("base_url", BaseUrlOpt, None),
+               _option("api_key_env", KeyOpt, None)]  # fmt: skip
+    for role in bench.roles[1:2]:
+        who = ROLE_NAMES[role]
+        params += [
+            _option("roles_model", Annotated[str | None, typer.Option(
+                "--roles-model", help=f"The {who}'s model id.")], None),
+            _option("roles_base_url", Annotated[str | None, typer.Option(
+                "--roles-base-url", help=f"The {who}'s base URL.")], None),
+            _option("roles_api_key_env", Annotated[str | None, typer.Option(
+                "--roles-api-key-env", help=f"NAME of the {who}'s key variable.")], None),
+        ]  # fmt: skip
+    params += [
+        _option("config", ConfigOpt, None), _option("out", OutOpt, None),
+        _option("concurrency", ConcOpt, None), _option("limit", LimitOpt, None),
+        _option("force", ForceOpt, False), _option("no_retry_errors", RetryOpt, False),
+    ]  # fmt: skip
+    if (flag := bench.command.protocol_flag) is not None:
+        kind: Any = bool if flag.switch else str
+        default = False if flag.switch else bench.protocols[0]
+        params.append(
+            _option("protocol", Annotated[kind, typer.Option(flag.flag, help=flag.help)], default)
+        )
+    return params
+
+
+def _protocol(bench: Benchmark, value: str | bool | None) -> str:
+    """The protocol the flag picked ('' for a benchmark of one protocol)."""
+    flag = bench.command.protocol_flag
+    if flag is None:
+        return ""
+    if flag.switch:
+        return bench.protocols[1 if value else 0]
+    if value not in (known := bench.protocols):
+        raise ConfigError(f"must be {' or '.join(known)}", field=flag.flag)
+    return str(value)
+
+
+def _run_command(bench: Benchmark, group: bool) -> Any:
+    def run(**opts: Any) -> None:
+        ctx = opts.pop("ctx", None)
+        if ctx is not None and ctx.invoked_subcommand is not None:
+            return
+        data, limit, force = opts.pop("data"), opts.pop("limit"), opts.pop("force")
+        if data is None:
+            raise ConfigError("needed to run the benchmark (your copy of it)", field="--data")
+        protocol = _protocol(bench, opts.pop("protocol", None))
+        code = run_bench(bench.name, data, limit, force, protocol=protocol, **opts)
+        if code:
+            raise typer.Exit(code)
+
+    return _made(run, _run_params(bench, group), bench.about)
+
+
+def _print_published(rows: list[PublishedRow], bench: Benchmark, fmt: PublishedFormat) -> None:
+    spec = bench.published
+    assert spec is not None
+    if fmt is PublishedFormat.json:
+        typer.echo(json.dumps([r.values for r in rows], indent=1, ensure_ascii=False))
+    elif fmt is PublishedFormat.csv:
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=spec.fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(r.values for r in rows)
+        typer.echo(buf.getvalue(), nl=False)
+    elif rows:
+        table = TableData(spec.title, spec.columns, [r.cells for r in rows])
+        Console(width=160).print(drawn(table))
+
+
+def _score_command(bench: Benchmark) -> Any:
+    spec = bench.published
+    assert spec is not None
+
+    def score(paths: list[Path], fmt: PublishedFormat, data: Path | None = None) -> None:
+        rows: list[PublishedRow] = []
+        err = Console(stderr=True)
+        skipped = 0
+        for path in paths:  # a file that cannot be read is named and skipped, as `score` does
+            try:
+                rows += bench.read_published(path, data)
+            except EmpathosError as exc:
+                skipped += 1
+                err.print(f"error: {exc.line()} (skipped)", markup=False, highlight=False,
+                          soft_wrap=True)  # fmt: skip
+        _print_published(rows, bench, fmt)
+        if skipped:
+            raise typer.Exit(1)
+
+    params = [_option("paths", Annotated[list[Path], typer.Argument(help=spec.paths)])]
+    if spec.data is not None:
+        params.append(_option("data", Annotated[Path | None, typer.Option(help=spec.data)], None))
+    params.append(_option("fmt", Annotated[PublishedFormat, typer.Option(
+        "--format", help="table, json or csv")], PublishedFormat.table))  # fmt: skip
+    return _made(score, params, spec.help)
+
+
+def _mount(bench: Benchmark) -> None:
+    """``bench <name>``: a command, or a group whose own call runs the benchmark when it has
+    sub-commands (``score`` for published files, any extra)."""
+    extra = EXTRA_COMMANDS.get(bench.name, {})
+    if bench.published is None and not extra:
+        app.command(bench.name)(_run_command(bench, group=False))
         return
-    if data is None:
-        raise ConfigError("needed to run the benchmark (your copy of it)", field="--data")
-    _run("eqbench", data, limit, force, model=model, base_url=base_url,
-         api_key_env=api_key_env, config=config, out=out, concurrency=concurrency,
-         no_retry_errors=no_retry_errors,
-         protocol="revise" if revision else "v2.1")  # fmt: skip
+    group = typer.Typer(help=bench.command.group_help or bench.about)
+    group.callback(invoke_without_command=True)(_run_command(bench, group=True))
+    if bench.published is not None:
+        group.command("score")(_score_command(bench))
+    for name, command in extra.items():
+        group.command(name)(command)
+    app.add_typer(group, name=bench.name)
 
 
-app.add_typer(eqbench_app, name="eqbench")
-app.add_typer(sage_app, name="sage")
-
-
-@app.command("eqbench3")
-def eqbench3_cmd(
-    data: DataOpt, model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: KeyOpt = None,
-    roles_model: JudgeModelOpt = None, roles_base_url: JudgeUrlOpt = None,
-    roles_api_key_env: JudgeKeyOpt = None,
-    config: ConfigOpt = None, out: OutOpt = None, concurrency: ConcOpt = None,
-    limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
-) -> None:  # fmt: skip
-    """EQ-Bench 3's rubric pass: scripted role-plays, a debrief, a judge's rubric scores."""
-    _run("eqbench3", data, limit, force, model=model, base_url=base_url,
-         api_key_env=api_key_env, roles_model=roles_model, roles_base_url=roles_base_url,
-         roles_api_key_env=roles_api_key_env, config=config, out=out,
-         concurrency=concurrency, no_retry_errors=no_retry_errors)  # fmt: skip
+for _bench in registered():
+    _mount(_bench)
 
 
 @app.command("score")
@@ -156,78 +228,3 @@ def bench_compare_cmd(
     code = print_compare(base, trained)
     if code:
         raise typer.Exit(code)
-
-
-def _verdict(check: PublishedCheck) -> str:
-    if check.published is None:
-        return "no published score"
-    if check.reproduced:
-        return "reproduced"
-    return "differs (the score depends on a rule not visible in the file)"
-
-
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def _table(checks: list[PublishedCheck]) -> Table:
-    table = Table(
-        title="EQ-Bench v2 result files, recomputed from the raw replies by the benchmark's "
-        "final-score rule"
-    )
-    for col in ("model", "published", "recomputed", "diff", "first pass", "revised", "final from",
-                "parsed", "verdict"):  # fmt: skip
-        table.add_column(col)
-    for c in checks:
-        s = c.recomputed
-        table.add_row(
-            c.model,
-            _fmt(c.published),
-            _fmt(s.score),
-            "-" if c.difference is None else f"{c.difference:+.3f}",
-            _fmt(s.first_pass),
-            _fmt(s.revised_score),
-            "revised" if s.uses_revised else "first pass",
-            f"{s.parseable:g}/{s.total}" + (" (failed: under 83%)" if s.failed else ""),
-            _verdict(c),
-        )
-    return table
-
-
-@eqbench_app.command("score")
-def score_cmd(
-    paths: Annotated[
-        list[Path],
-        typer.Argument(help="EQ-Bench v2 result files (results/eq-bench/*_results.json)."),
-    ],
-    data: Annotated[
-        Path | None,
-        typer.Option(
-            help="A clone of EQ-bench/EQ-Bench or its data folder (the questions). Default: "
-            "the clone the result file sits in."
-        ),
-    ] = None,
-    fmt: Annotated[OutFormat, typer.Option("--format", help="table or json")] = OutFormat.table,
-) -> None:
-    """Recompute published EQ-Bench v2 scores from each file's raw model replies."""
-    checks: list[PublishedCheck] = []
-    cache: dict[Path, list[EqQuestion]] = {}
-    err = Console(stderr=True)
-    skipped = 0
-    for path in paths:  # a file that cannot be scored is named and skipped, as `score` does
-        try:
-            qfile = questions_for(path, data)
-            if qfile not in cache:
-                cache[qfile] = read_questions(qfile)
-            checks.append(check_published(path, cache[qfile]))
-        except EmpathosError as exc:
-            skipped += 1
-            err.print(
-                f"error: {exc.line()} (skipped)", markup=False, highlight=False, soft_wrap=True
-            )
-    if fmt is OutFormat.json:
-        typer.echo(json.dumps([published_row(c) for c in checks], indent=1))
-    elif checks:
-        Console(width=160).print(_table(checks))
-    if skipped:
-        raise typer.Exit(1)

@@ -1,5 +1,6 @@
-"""`empathos bench emobench|eqbench|eqbench3`: run a benchmark on an endpoint, then print its
-numbers; `empathos bench score` and `empathos bench compare` read bench run directories."""
+"""`empathos bench <name>`: run a registered benchmark on an endpoint, then print its numbers;
+`empathos bench score` and `empathos bench compare` read bench run directories. The flags
+every benchmark's command shares are here; the commands are made in :mod:`empathos.cli.bench`."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import json
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from empathos.bench.protocol import TableData, benchmark, num
+from empathos.bench.protocol import ROLE_NAMES, TableData, benchmark, num
 from empathos.bench.record import BenchName
 from empathos.bench.summary import (
     BenchDir,
@@ -29,62 +30,13 @@ from empathos.run.interrupt import Interrupted, interruptible
 __all__ = [
     "bench_section_html",
     "compare_table",
+    "drawn",
     "is_bench_dir",
     "print_bench_dirs",
     "print_compare",
     "run_bench",
     "summary_json",
     "summary_tables",
-]
-
-
-DataOpt = Annotated[
-    Path,
-    typer.Option(help="Your copy of the benchmark: a clone of its repository or its data folder."),
-]
-ModelOpt = Annotated[str | None, typer.Option(help="Model id of the model under test.")]
-BaseUrlOpt = Annotated[
-    str | None, typer.Option(help="OpenAI-compatible base URL of the model under test.")
-]
-KeyOpt = Annotated[
-    str | None, typer.Option(help="NAME of the variable holding the model's API key.")
-]
-JudgeModelOpt = Annotated[
-    str | None, typer.Option("--roles-model", help="eqbench3: the judge's model id.")
-]
-JudgeUrlOpt = Annotated[
-    str | None, typer.Option("--roles-base-url", help="eqbench3: the judge's base URL.")
-]
-JudgeKeyOpt = Annotated[
-    str | None,
-    typer.Option("--roles-api-key-env", help="eqbench3: NAME of the judge's key variable."),
-]
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="YAML run config (roles, prices, cache).")
-]
-OutOpt = Annotated[
-    Path | None, typer.Option(help="Run directory (resumable). Default: runs/bench-<name>-<model>.")
-]
-ConcOpt = Annotated[int | None, typer.Option(min=1, help="Items in flight at once.")]
-LimitOpt = Annotated[int | None, typer.Option(min=1, help="Only the first N items.")]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Start --out over if made otherwise.")]
-RetryOpt = Annotated[
-    bool, typer.Option("--no-retry-errors", help="On resume, keep items that ended as errors.")
-]
-ProtocolOpt = Annotated[
-    str,
-    typer.Option(
-        help="official: as EmoBench's own script asks and reads it (default); paper: as the "
-        "2024 paper ran it (questions apart, majority of 5, 4 choice orders). docs/bench.md."
-    ),
-]
-RevisionOpt = Annotated[
-    bool,
-    typer.Option(
-        "--revision",
-        help="Send the prompt with its critique-and-revise block (EQ-Bench v2's -revise); "
-        "default: without it, as the benchmark has since v2.1.",
-    ),
 ]
 
 
@@ -105,7 +57,8 @@ def _config(name: BenchName, opts: dict[str, Any]) -> Any:
     for role in benchmark(name).warn_offline:
         if config.role(role).kind == "offline" and not opts.get("roles_model"):
             Console(stderr=True).print(
-                f"warning: the {role} is the bundled 135M offline model; give --roles-model "
+                f"warning: the {ROLE_NAMES[role]} is the bundled 135M offline model; give "
+                "--roles-model "
                 f"and --roles-base-url (or roles.{role} in --config) for meaningful scores",
                 markup=False,
             )
@@ -114,43 +67,59 @@ def _config(name: BenchName, opts: dict[str, Any]) -> Any:
 
 def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opts: Any) -> int:
     """Run one benchmark; print its numbers; the exit code (1: some items are errors, 3: all).
-    Ctrl-C or SIGTERM stops it as every campaign stops (``empathos.run.interrupt``)."""
-    from empathos.bench.campaign import bench_usage, execute_bench, prepare_bench
+    Ctrl-C or SIGTERM, while it prepares too, stops it as every campaign stops
+    (``empathos.run.interrupt``). What finished is also written in the benchmark's own
+    layout where it has one, stopped or not."""
+    config = _config(name, opts)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        code = _session(name, data, limit, force, config, opts.get("protocol") or "", err)
+    except typer.Exit:
+        _own_layout(name, Path(config.out), err)
+        raise
+    _own_layout(name, Path(config.out), err)
+    return code
+
+
+def _own_layout(name: BenchName, out: Path, err: Console) -> None:
+    path = benchmark(name).own_layout(out)
+    if path is not None:
+        err.print(f"written in the benchmark's own layout too: {path}", markup=False)
+
+
+def _session(
+    name: BenchName, data: Path, limit: int | None, force: bool, config: Any, protocol: str,
+    err: Console,
+) -> int:  # fmt: skip
+    from empathos.bench.campaign import PreparedBench, bench_usage, execute_bench, prepare_bench
     from empathos.report.tables import usage_line
     from empathos.run.drive import drive_session
 
-    config = _config(name, opts)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    prepared = prepare_bench(
-        name, data, config, limit=limit, force=force, protocol=opts.get("protocol") or ""
-    )
-    for problem in prepared.unreadable:
-        err.print(f"warning: {problem.line()} (that item runs again)", markup=False)
-    plan = prepared.plan
-    protocol = prepared.cases[0].protocol
-    err.print(
-        f"{name}{f' ({protocol} protocol)' if protocol else ''}: "
-        f"{len(plan.pending)} of {plan.total} item(s) to run into {config.out} "
-        f"({len(plan.finished)} done before)",
-        markup=False,
-    )
+    prepared: PreparedBench | None = None
     bench: BenchDir | None = None
 
     def usage() -> None:
         nonlocal bench
-        bench = load_bench_dir(Path(config.out), [])  # unreadable ones: reported above
-        if bench is not None:
+        bench = load_bench_dir(Path(config.out), [])  # unreadable ones: reported before
+        if bench is not None and prepared is not None:
             prepared.usage = bench_usage([(f"{r.item_id}__t0", r) for r in bench.records])
 
-    kept = lambda: f"{len(prepared.outcome.rows)} item(s) finished"  # noqa: E731
+    def kept() -> str:
+        return f"{len(prepared.outcome.rows) if prepared else 0} item(s) finished"
+
     try:
-        with interruptible(kept, config.out):
+        with interruptible(kept, config.out):  # from the start: preparing is stopped alike
+            prepared = prepare_bench(
+                name, data, config, limit=limit, force=force, protocol=protocol
+            )
+            _header(name, prepared, err)
             outcome = drive_session(
-                prepared, partial(execute_bench, prepared), err, plan, before_close=usage,
-                unit="items",
+                prepared, partial(execute_bench, prepared), err, prepared.plan,
+                before_close=usage, unit="items",
             )  # fmt: skip
     except Interrupted as stop:
         raise stopped(stop, err) from None
+    assert prepared is not None
     done = sum(r.status == "done" for r in outcome.rows)
     err.print(  # one line for the session's items (each is not named, errors aside)
         f"{name}: {done} item(s) finished in this session, {outcome.errors} ended as errors"
@@ -158,7 +127,7 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
         markup=False,
     )
     if prepared.usage is not None:
-        err.print(usage_line(prepared.usage), markup=False)
+        err.print(usage_line(prepared.usage, "item"), markup=False)
     if bench is not None:
         for table in summary_tables(summarise(bench)):
             Console(width=160).print(table)
@@ -166,6 +135,19 @@ def run_bench(name: BenchName, data: Path, limit: int | None, force: bool, **opt
         failed_guidance(config.out, outcome, err, what=name)
         return 3
     return 1 if outcome.errors or outcome.crashed else 0
+
+
+def _header(name: BenchName, prepared: Any, err: Console) -> None:
+    for problem in prepared.unreadable:
+        err.print(f"warning: {problem.line()} (that item runs again)", markup=False)
+    plan = prepared.plan
+    protocol = prepared.cases[0].protocol
+    err.print(
+        f"{name}{f' ({protocol} protocol)' if protocol else ''}: "
+        f"{len(plan.pending)} of {plan.total} item(s) to run into {prepared.config.out} "
+        f"({len(plan.finished)} done before)",
+        markup=False,
+    )
 
 
 def summary_tables(s: BenchSummary) -> list[Table]:
@@ -182,10 +164,11 @@ def summary_tables(s: BenchSummary) -> list[Table]:
         main.add_row(m.name, num(m.value), f"{num(m.low)} - {num(m.high)}", str(m.n))
     caption, more = benchmark(s.name).tables(s.own or {})
     main.caption = caption
-    return [main, *(_drawn(t) for t in more)]
+    return [main, *(drawn(t) for t in more)]
 
 
-def _drawn(data: TableData) -> Table:
+def drawn(data: TableData) -> Table:
+    """A benchmark's table, drawn."""
     table = Table(title=data.title, caption=data.caption)
     for col in data.columns:
         table.add_column(col)
@@ -197,7 +180,7 @@ def _drawn(data: TableData) -> Table:
 def compare_table(base: Path, trained: Path, problems: list[RecordError] | None = None) -> Table:
     """``bench compare``'s table (:func:`empathos.bench.views.compared`). Unreadable records
     are added to ``problems`` and left out (raised when it is None)."""
-    return _drawn(compared(base, trained, problems))
+    return drawn(compared(base, trained, problems))
 
 
 def print_compare(base: Path, trained: Path) -> int:

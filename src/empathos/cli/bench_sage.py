@@ -1,34 +1,20 @@
-"""`empathos bench sage`: SAGE's dialogues on an endpoint (without a sub-command), `score`
-(Sentient numbers of result files) and `ranks` (EMPA beside SAGE); docs/bench.md, "SAGE"."""
+"""`empathos bench sage ranks`: EMPA beside SAGE, the one command only SAGE has (the run and
+`score` are every benchmark's: :mod:`empathos.cli.bench`); docs/bench.md, "SAGE"."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from empathos.cli.bench_run import (
-    BaseUrlOpt,
-    ConcOpt,
-    ConfigOpt,
-    ForceOpt,
-    KeyOpt,
-    LimitOpt,
-    ModelOpt,
-    OutOpt,
-    RetryOpt,
-    run_bench,
-)
 from empathos.errors import ConfigError
 
-__all__ = ["Fmt", "sage_app", "sage_cmd", "sage_ranks_cmd", "sage_score_cmd"]
+__all__ = ["Fmt", "sage_ranks_cmd"]
 
 
 class Fmt(StrEnum):
@@ -36,115 +22,8 @@ class Fmt(StrEnum):
 
     table = "table"
     json = "json"
-    csv = "csv"
 
 
-sage_app = typer.Typer(
-    help="SAGE (Sentient Agent as a Judge): a simulated user whose emotion the model moves. "
-    "Without a sub-command: run it (the options below); `score`: the Sentient numbers of "
-    "result files; `ranks`: EMPA and SAGE ranks side by side."
-)
-SimModelOpt = Annotated[
-    str | None, typer.Option("--roles-model", help="The simulated user's model id.")
-]
-SimUrlOpt = Annotated[
-    str | None, typer.Option("--roles-base-url", help="The simulated user's base URL.")
-]
-SimKeyOpt = Annotated[
-    str | None,
-    typer.Option("--roles-api-key-env", help="NAME of the simulated user's key variable."),
-]
-
-
-def _write_results(opts: dict[str, Any]) -> None:
-    """Write the run's finished dialogues in SAGE's own layout (``<out>/sage/``)."""
-    from empathos.bench.sage_bench import write_results
-    from empathos.bench.summary import load_bench_dir
-    from empathos.cli.bench_run import _config
-    from empathos.run.manifest import read_manifest
-
-    out = Path(_config("sage", opts).out)
-    bench = load_bench_dir(out) if (out / "records").is_dir() else None
-    manifest = read_manifest(out) if bench is not None else None
-    if bench is not None and manifest is not None:
-        path = write_results(out, bench.records, [s.id for s in manifest.scenarios])
-        if path is not None:
-            Console(stderr=True).print(f"SAGE's layout: {path}", markup=False, soft_wrap=True)
-
-
-@sage_app.callback(invoke_without_command=True)
-def sage_cmd(
-    ctx: typer.Context,
-    data: Annotated[Path | None, typer.Option(
-        help="Your copy: a clone of Tencent/digitalhuman or its SAGE folder.")] = None,
-    model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: KeyOpt = None,
-    roles_model: SimModelOpt = None, roles_base_url: SimUrlOpt = None,
-    roles_api_key_env: SimKeyOpt = None,
-    config: ConfigOpt = None, out: OutOpt = None, concurrency: ConcOpt = None,
-    limit: LimitOpt = None, force: ForceOpt = False, no_retry_errors: RetryOpt = False,
-) -> None:  # fmt: skip
-    """SAGE: run it on an endpoint (or `score` result files, `ranks` beside EMPA)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    if data is None:
-        raise ConfigError("needed to run the benchmark (your copy of it)", field="--data")
-    opts: dict[str, Any] = dict(
-        model=model, base_url=base_url, api_key_env=api_key_env, roles_model=roles_model,
-        roles_base_url=roles_base_url, roles_api_key_env=roles_api_key_env, config=config,
-        out=out, concurrency=concurrency, no_retry_errors=no_retry_errors,
-    )  # fmt: skip
-    if roles_model is None and config is None:
-        Console(stderr=True).print(
-            "warning: the simulated user is the bundled 135M offline model; give --roles-model "
-            "and --roles-base-url (or roles.user in --config) for meaningful scores",
-            markup=False,
-        )
-    try:
-        code = run_bench("sage", data, limit, force, **opts)
-    except typer.Exit:  # stopped by Ctrl-C or SIGTERM: what finished is written out too
-        _write_results(opts)
-        raise
-    _write_results(opts)
-    if code:
-        raise typer.Exit(code)
-
-
-_COLUMNS = ("model", "score", "successes", "failures", "dialogues", "mean", "file")
-
-
-@sage_app.command("score")
-def sage_score_cmd(
-    paths: Annotated[list[Path], typer.Argument(
-        help="SAGE result files (*_result.jsonl), folders of them, or `bench sage` runs.")],
-    fmt: Annotated[Fmt, typer.Option("--format", help="table, json or csv")] = Fmt.table,
-) -> None:  # fmt: skip
-    """Each model's Sentient numbers: score (mean final emotion, half up to 0.1), successes
-    (Emotion-S dialogues) and failures (Emotion-F dialogues)."""
-    from empathos.bench.sage_bench import SAGE
-
-    rows = [row for path in paths for row in SAGE.read_published(path)]
-    if fmt is Fmt.json:
-        typer.echo(json.dumps(rows, indent=1, ensure_ascii=False))
-        return
-    if fmt is Fmt.csv:
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        typer.echo(buf.getvalue(), nl=False)
-        return
-    table = Table(title="SAGE: Sentient numbers of result files")
-    for col in _COLUMNS[:-1]:
-        table.add_column(col)
-    for r in rows:
-        score = "-" if r["score"] is None else f"{r['score']:.1f}"
-        mean = "-" if r["mean"] is None else f"{r['mean']:.3f}"
-        table.add_row(r["model"], score, str(r["successes"]), str(r["failures"]),
-                      str(r["dialogues"]), mean)  # fmt: skip
-    Console(width=160).print(table)
-
-
-@sage_app.command("ranks")
 def sage_ranks_cmd(
     empa: Annotated[list[Path], typer.Option(
         "--empa", help="EMPA runs or record files (repeat the option).")],

@@ -60,13 +60,19 @@ def _labels(
     return labels
 
 
-def _sage_ranks(paths: list[Path], benches: list[Path], preset: str) -> str:
-    """EMPA beside SAGE when the report has both (docs/bench.md, "SAGE")."""
-    from empathos.bench.sage_ranks import report_section
+def _beside_empa(paths: list[Path], benches: list[Path], preset: str) -> list[str]:
+    """Each benchmark's section beside the EMPA runs, when the report has both (SAGE's:
+    docs/bench.md, "SAGE")."""
+    from empathos.bench.protocol import registered
     from empathos.run.manifest import read_manifest
 
-    sage = [b for b in benches if (m := read_manifest(b)) and m.bench and m.bench.name == "sage"]
-    return report_section(paths, sage, preset)
+    names = {b: m.bench.name for b in benches if (m := read_manifest(b)) and m.bench}
+    sections = []
+    for bench in registered():
+        runs = [b for b in benches if names.get(b) == bench.name]
+        if runs and (html := bench.beside_empa(paths, runs, preset)):
+            sections.append(html)
+    return sections
 
 
 def _report(
@@ -84,8 +90,7 @@ def _report(
     records, errors = _load(paths, err) if paths else ([], [])
     config = EPMConfig.preset(preset.value)
     sections = [pairwise_html(read_ratings(pairwise))] if pairwise is not None else []
-    ranks = _sage_ranks(paths, benches, preset.value) if benches and records else ""
-    sections += [ranks] if ranks else []
+    sections += _beside_empa(paths, benches, preset.value) if benches and records else []
     data = write_report(
         records, out, config=config, labels=_labels(paths, scenarios, records, err),
         preset=preset.value, figures=figures, label_by=label.value,

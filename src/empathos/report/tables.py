@@ -132,17 +132,18 @@ def leaderboard_csv(rows: Sequence[LeaderboardRow], *, group_label: str = "model
     return buf.getvalue()
 
 
-def usage_line(usage: Usage) -> str:
-    """One line: the tokens and cost of a set of dialogues, per dialogue and in all."""
+def usage_line(usage: Usage, unit: str = "dialogue") -> str:
+    """One line: the tokens and cost of a set of dialogues (or bench items: ``unit``), per
+    dialogue (item) and in all."""
     mean = usage.per_dialogue
     if mean is None or not usage.total.calls:
         return "usage: no model calls recorded"
     cached = f" ({usage.cached_share:.0%} cached)" if usage.cached_share is not None else ""
     line = (
-        f"usage per dialogue ({usage.dialogues}): {mean.calls:.1f} calls, "
+        f"usage per {unit} ({usage.dialogues}): {mean.calls:.1f} calls, "
         f"{mean.input_tokens:,.0f} prompt tokens{cached}, {mean.output_tokens:,.0f} completion "
         "tokens"
     )
     if mean.cost_usd is None or usage.total.cost_usd is None:
         return line + "; cost: no price (a run config's prices table gives one)"
-    return line + f"; cost ${mean.cost_usd:.4f} per dialogue, ${usage.total.cost_usd:.4f} in all"
+    return line + f"; cost ${mean.cost_usd:.4f} per {unit}, ${usage.total.cost_usd:.4f} in all"

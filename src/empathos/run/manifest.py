@@ -114,7 +114,10 @@ class RejudgeInfo(_Model):
 class BenchInfo(_Model):
     """What an ``empathos bench`` directory ran: the benchmark and the user's copy of it."""
 
-    name: Literal["emobench", "eqbench", "eqbench3", "sage"] = Field(description="The benchmark.")
+    name: str = Field(
+        description="The benchmark: a name in empathos.bench.protocol's registry (checked where "
+        "the directory is read as a bench run, since run/ sits below bench/)."
+    )
     data: str = Field(description="The user's copy it read (--data).")
     files: dict[str, str] = Field(
         description="Each file it read (path relative to --data) -> sha256 of its content."

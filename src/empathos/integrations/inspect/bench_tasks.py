@@ -1,21 +1,25 @@
-"""EmoBench, EQ-Bench (v2) and EQ-Bench 3's rubric pass as Inspect tasks, on the code of
-``empathos bench``: ``inspect eval empathos/emobench -T data=PATH --model M`` (likewise
-``empathos/eqbench``; ``empathos/eqbench3`` also takes ``--model-role judge=J``).
+"""Every benchmark of ``empathos bench`` as an Inspect task, on its code: each name in
+the registry of :mod:`empathos.bench.protocol` is the task ``empathos/<name>``
+(:data:`BENCH_TASKS`, made from the registry when this module is imported), e.g.
+``inspect eval empathos/emobench -T data=PATH --model M``. A benchmark's further roles
+are Inspect model roles (``empathos/eqbench3``: ``--model-role judge=J``;
+``empathos/sage``: ``--model-role user=U``). The task's description and its ``data``
+help come from the benchmark's module (``about``, ``data_help``).
 
-One sample per item (:func:`empathos.bench.campaign.bench_cases`, read from your copy of the
-benchmark, ``-T data``); the solver plays it with the case's own ``play`` coroutine, the
-one ``empathos bench`` uses (its benchmark's module, found in the registry of
-:mod:`empathos.bench.protocol`, as are its roles and metrics), every model call through
-our client over the Inspect model (:func:`.backend.role_client`), and keeps the item's
-record (the same JSON as a record file of ``empathos bench``) in the sample's store under
-``empathos:bench``. An item whose endpoint failed raises, so the sample is an error in
-Inspect's terms, never a wrong answer. The scorer reads the store; the task's metric
-aggregates as ``empathos bench score`` does (:func:`empathos.bench.summary.summarise`).
+One sample per item (the benchmark's ``cases`` under its default protocol, read from
+your copy, ``-T data``); the solver plays it with the case's own ``play`` coroutine, the
+one ``empathos bench`` uses (its benchmark's module, found in the registry, as are its
+roles and metrics), every model call through our client over the Inspect model
+(:func:`.backend.role_client`), and keeps the item's record (the same JSON as a record
+file of ``empathos bench``) in the sample's store under ``empathos:bench``. An item whose
+endpoint failed raises, so the sample is an error in Inspect's terms, never a wrong
+answer. The scorer reads the store; the task's metric aggregates as ``empathos bench
+score`` does (:func:`empathos.bench.summary.summarise`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from inspect_ai import Task, task
@@ -28,7 +32,8 @@ from empathos import __version__
 from empathos.bench.campaign import bench_cases
 from empathos.bench.play import BenchCase, Roles, roles_of
 from empathos.bench.protocol import benchmark
-from empathos.bench.record import BenchItemRecord, BenchName
+from empathos.bench.record import BenchItemRecord
+from empathos.bench.registry import REGISTRY
 from empathos.bench.summary import BenchDir, summarise
 from empathos.errors import EmpathosError
 from empathos.integrations.inspect.backend import role_client
@@ -37,13 +42,12 @@ from empathos.llm import ChatModel
 
 __all__ = [
     "BENCH_KEY",
+    "BENCH_TASKS",
     "BenchItemFailed",
     "bench_item",
     "bench_metrics",
     "bench_score",
-    "emobench",
-    "eqbench",
-    "eqbench3",
+    "bench_task",
 ]
 
 BENCH_KEY = "empathos:bench"
@@ -53,15 +57,15 @@ class BenchItemFailed(EmpathosError):
     """An item's endpoint failed (or its judge rated nothing): the sample is an error."""
 
 
-def _cases(name: BenchName, data: str) -> dict[str, BenchCase]:
+def _cases(name: str, data: str) -> dict[str, BenchCase]:
     try:
-        cases, _ = bench_cases(name, Path(data))
+        cases, _ = bench_cases(name, Path(data))  # the default protocol
     except EmpathosError as exc:
         raise prerequisite(f"empathos/{name}: -T data: {exc.line()}") from None
     return {c.id: c for c in cases}
 
 
-def _roles(name: BenchName) -> Roles:
+def _roles(name: str) -> Roles:
     """The benchmark's roles: the model under test is Inspect's model, each other role the
     Inspect model role of its name (``--model-role judge=MODEL``)."""
     tested = get_model()
@@ -78,7 +82,7 @@ def _roles(name: BenchName) -> Roles:
 
 @solver
 def bench_item(  # inspect-evals-lint: ignore[custom_solver_tests] -- run by the task tests
-    name: BenchName, cases: Mapping[str, BenchCase]
+    name: str, cases: Mapping[str, BenchCase]
 ) -> Solver:
     """Play the sample's item (its id is the item id) as ``empathos bench`` does."""
 
@@ -120,7 +124,8 @@ def bench_metrics() -> Metric:
 def bench_score() -> Scorer:
     """The item's score from the record in the sample's store (its benchmark's measure:
     EmoBench the share of its tasks right; EQ-Bench the first-pass score; EQ-Bench 3 the
-    task score, 0-20); an unparseable answer scores as its benchmark counts it."""
+    task score, 0-20; SAGE the final emotion, 0-100); an unparseable answer scores as its
+    benchmark counts it."""
 
     async def score(state: TaskState, target: Target) -> Score:
         data = state.store.get(BENCH_KEY)
@@ -140,7 +145,7 @@ def bench_score() -> Scorer:
     return score
 
 
-def _task(name: BenchName, data: str) -> Task:
+def _task(name: str, data: str) -> Task:
     cases = _cases(name, data)
     return Task(
         dataset=[Sample(id=c.id, input=c.id, metadata={"bench": name}) for c in cases.values()],
@@ -151,31 +156,35 @@ def _task(name: BenchName, data: str) -> Task:
     )
 
 
-@task
-def emobench(data: str) -> Task:
-    """EmoBench: multiple-choice emotional understanding and application.
-
-    Args:
-        data: Your copy of Sahandfer/EmoBench (a clone or its data folder).
-    """
-    return _task("emobench", data)
+def _doc(name: str) -> str:
+    """The task's docstring (what ``inspect`` shows of it), from the benchmark's module."""
+    bench = benchmark(name)
+    roles = "".join(f" --model-role {r}=MODEL" for r in bench.roles[1:])
+    run = f"inspect eval empathos/{name} -T data=PATH --model MODEL{roles}"
+    return f"{bench.about}\n\n``{run}``\n\nArgs:\n    data: {bench.data_help}\n"
 
 
-@task
-def eqbench(data: str) -> Task:
-    """EQ-Bench (v2): emotion intensities scored against the references.
+def bench_task(name: str) -> Callable[[str], Task]:
+    """The registered benchmark ``name`` as an Inspect task, registered as
+    ``empathos/<name>`` with its one parameter, ``data`` (the user's copy)."""
 
-    Args:
-        data: Your copy of EQ-bench/EQ-Bench (a clone or its data folder).
-    """
-    return _task("eqbench", data)
+    def make(data: str) -> Task:
+        return _task(name, data)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = _doc(name)
+    return task(name=name)(make)
 
 
-@task
-def eqbench3(data: str) -> Task:
-    """EQ-Bench 3's rubric pass: scripted role-plays and a debrief, rated by the judge role.
+#: Every registered benchmark's Inspect task, by name (:data:`empathos.bench.registry.
+#: REGISTRY`, in its order); importing this module registers them with Inspect.
+BENCH_TASKS: dict[str, Callable[[str], Task]] = {name: bench_task(name) for name in REGISTRY}
+__all__ += list(BENCH_TASKS)
 
-    Args:
-        data: Your copy of EQ-bench/eqbench3 (a clone or its data folder).
-    """
-    return _task("eqbench3", data)
+
+def __getattr__(name: str) -> Callable[[str], Task]:
+    """A benchmark's task by its name (``emobench``, ``eqbench``, ``eqbench3``, ``sage``)."""
+    try:
+        return BENCH_TASKS[name]
+    except KeyError:
+        raise AttributeError(f"no {name!r} here (nor a benchmark of that name)") from None
