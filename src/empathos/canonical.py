@@ -1,5 +1,5 @@
 """Canonical bytes and their hash: the one way a fingerprint, a content hash or a cache key
-is made.
+is made (and :func:`file_hashes`, the content hash of the files a run read).
 
 :func:`canonical_json` turns a value into JSON text that depends on the value alone: mapping
 keys sorted, sets sorted, dataclasses and pydantic models by their fields, paths as text,
@@ -15,11 +15,11 @@ import dataclasses
 import enum
 import hashlib
 import json
-from collections.abc import Mapping
-from pathlib import PurePath
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePath
 from typing import Any
 
-__all__ = ["canonical_digest", "canonical_json", "plain"]
+__all__ = ["canonical_digest", "canonical_json", "file_hashes", "plain"]
 
 
 def plain(value: Any) -> Any:
@@ -57,3 +57,14 @@ def canonical_digest(value: Any, length: int | None = None, *, compact: bool = F
     text = canonical_json(value, compact=compact)
     hexdigest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return hexdigest[:length] if length else hexdigest
+
+
+def file_hashes(root: Path, files: Sequence[Path]) -> dict[str, str]:
+    """Each file's sha256 (hex) by its path relative to ``root`` (as given when outside it):
+    what a manifest records of the user's copy a run read."""
+    return {
+        str(f.relative_to(root) if f.is_relative_to(root) else f): hashlib.sha256(
+            f.read_bytes()
+        ).hexdigest()
+        for f in files
+    }

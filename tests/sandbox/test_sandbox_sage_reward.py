@@ -5,7 +5,6 @@ untouched. The SAGE copy here is a tiny one of our own writing in SAGE's layout.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,28 +13,7 @@ from sandbox_helpers import C_ONE, Script, fast_endpoint, scenario
 from empathos.errors import ConfigError
 from empathos.llm import ChatRequest, ModelClient, ScriptedBackend
 from empathos.sandbox import EmpathyEnv, Roles, SandboxConfig
-
-CODE = """
-target_prompt = "AIM: feel heard"
-
-def planning_reply(player_data):
-    template = '''ANALYSE {{simulator_role}} / {{simulator_scene}} / {{target}} / {{emotion}} /
-{{dialog_history}}'''
-
-def player_reply(player_data, planning):
-    template = "ACT {{target}} {{dialog_history}} {{new_history}} {{planning}}"
-    mapping = {"user": "me", "assistant": "them"}
-    prompt = template.replace("{{planning}}", "A: " + planning["analyse"])
-"""
-
-
-def _copy(root: Path) -> Path:
-    (root / "profile").mkdir(parents=True)
-    (root / "simulator_response.py").write_text(CODE, encoding="utf-8")
-    (root / "npc_response.py").write_text('role_system = "be kind"\n', encoding="utf-8")
-    profile = {k: "x" for k in ("id", "player", "scene", "main_cha", "task", "first_talk")}
-    (root / "profile" / "simulator_profile_withfirsttalk.jsonl").write_text(json.dumps(profile))
-    return root
+from sage_copy import write_sage_copy
 
 
 def _roles(changes: list[str], prompts: list[str]) -> Roles:
@@ -58,7 +36,7 @@ def _roles(changes: list[str], prompts: list[str]) -> Roles:
 async def test_the_emotion_change_is_the_reward(tmp_path: Path) -> None:
     prompts: list[str] = []
     cfg = SandboxConfig(min_turns=3, max_turns=3, director="rules", reward="sage_emotion",
-                        sage_data=str(_copy(tmp_path / "sage")))  # fmt: skip
+                        sage_data=str(write_sage_copy(tmp_path / "sage")))  # fmt: skip
     env = EmpathyEnv(_roles(["+10", "-4", "+25"], prompts), cfg)
     sc = scenario()
     await env.reset(sc)
@@ -77,7 +55,7 @@ async def test_the_emotion_change_is_the_reward(tmp_path: Path) -> None:
 
 async def test_the_final_emotion_is_the_outcome_reward(tmp_path: Path) -> None:
     cfg = SandboxConfig(min_turns=3, max_turns=3, director="rules", reward="sage_outcome",
-                        sage_data=str(_copy(tmp_path / "sage")))  # fmt: skip
+                        sage_data=str(write_sage_copy(tmp_path / "sage")))  # fmt: skip
     env = EmpathyEnv(_roles(["+10", "+10", "-5"], []), cfg)
     await env.reset(scenario())
     rewards = [(await env.step(f"reply {t}")).reward for t in (1, 2, 3)]

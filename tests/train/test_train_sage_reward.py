@@ -5,15 +5,20 @@ default."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+from train_helpers import english, tiny_config, toy_roles
 
 from empathos.errors import ConfigError
 from empathos.scenarios import load_builtin
-from empathos.train import TrainConfig, sandbox_config
+from empathos.train import TrainConfig, build_trainer, sandbox_config
 from empathos.train.rollout import Dialogue, Job, TurnSample, turn_arrays
+from sage_copy import write_sage_copy
 
 
 def test_the_setting_reaches_the_sandbox() -> None:
@@ -43,3 +48,18 @@ def test_the_batch_carries_the_sandboxs_emotion_rewards() -> None:
     assert rewards[1, 0] == 0.05 and np.isnan(rewards[1, 1]) and not mask[1, 1]
     epm, _, _, _ = turn_arrays(dialogues, "distance")  # the EPM default ignores them
     assert epm[0, 0] == 0.0
+
+
+def test_the_manifest_names_the_sage_files_trained_against(tmp_path: Path) -> None:
+    copy = write_sage_copy(tmp_path / "SAGE")
+    over = {"rollout.reward": "sage_emotion", "rollout.sage_data": str(copy)}
+    scenarios = english()
+    build_trainer(tiny_config(tmp_path / "run", **over), toy_roles(), scenarios[:2], [])
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    names = ["profile/simulator_profile_withfirsttalk.jsonl", "simulator_response.py",
+             "npc_response.py"]  # fmt: skip
+    assert manifest["data_files"] == {
+        n: hashlib.sha256((copy / n).read_bytes()).hexdigest() for n in names
+    }
+    build_trainer(tiny_config(tmp_path / "epm"), toy_roles(), scenarios[:2], [])
+    assert "data_files" not in json.loads((tmp_path / "epm" / "manifest.json").read_text())

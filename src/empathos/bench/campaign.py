@@ -10,7 +10,6 @@ the directory does not hold yet (and, by default, those that ended as errors).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from pydantic import ValidationError
 from empathos.bench.play import BenchCase, Roles, roles_of
 from empathos.bench.protocol import benchmark
 from empathos.bench.record import BenchItemRecord, BenchName
+from empathos.canonical import file_hashes
 from empathos.errors import ConfigError, RecordError
 from empathos.llm import ModelClient, ResponseCache
 from empathos.llm.roles import build_role_model
@@ -119,16 +119,6 @@ def _manifest(
     )  # fmt: skip
 
 
-def _file_hashes(data: Path, files: Sequence[Path]) -> dict[str, str]:
-    """Each data file's sha256, by its path relative to ``data``."""
-    return {
-        str(f.relative_to(data) if f.is_relative_to(data) else f): hashlib.sha256(
-            f.read_bytes()
-        ).hexdigest()
-        for f in files
-    }
-
-
 #: The role model's label in its calls, per run-config role a benchmark can call.
 _LABELS = {"model_under_test": "tested", "judge": "judge", "user": "user"}
 
@@ -159,7 +149,7 @@ def prepare_bench(
     run_dir = open_run_dir(out, fingerprint, force=force, read_row=read_row)
     try:
         unreadable = run_dir.reconcile()
-        hashes = _file_hashes(data, files)
+        hashes = file_hashes(data, files)
         old = read_manifest(out)
         same = old is not None and old.bench is not None and old.bench.files == hashes
         plan = plan_jobs(cases, 1, run_dir, retry_errors=config.retry_errors, same_source=same)

@@ -23,7 +23,6 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,6 @@ import numpy as np
 import torch
 import yaml
 
-from empathos import __version__
 from empathos.epm import EPMConfig
 from empathos.errors import ConfigError, EmpathosError
 from empathos.journal import TornLine, append_line, read_lines
@@ -47,6 +45,7 @@ from empathos.train.checkpoint import (
     save_checkpoint,
 )
 from empathos.train.config import TrainConfig
+from empathos.train.manifest import data_files, write_train_manifest
 from empathos.train.parts import TrainParts, build_parts
 from empathos.train.rollout import Dialogue, Job, collect, mean_turn_reward
 from empathos.train.update import (
@@ -147,6 +146,7 @@ class Trainer:
             (self.out / "metrics.jsonl").write_text("", encoding="utf-8")
         else:
             self._drop_rows_after(self.step)
+        self.data_files = data_files(config)
         dumped = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
         write_text_atomic(self.out / "config.yaml", dumped)
         self._write_manifest("running")
@@ -160,30 +160,10 @@ class Trainer:
             self.callbacks.on_warning(torn.message())
 
     def _write_manifest(self, status: str) -> None:
-        import peft
-        import transformers
-
-        params = list(self.policy.model.parameters())
-        manifest = {
-            "kind": "train",
-            "status": status,
-            "empathos": __version__,
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-            "peft": peft.__version__,
-            "device": str(self.policy.device),
-            "dtype": str(self.policy.dtype).replace("torch.", ""),
-            "policy": self.policy.name,
-            "lora": self.policy.lora,
-            "trainable_parameters": sum(p.numel() for p in params if p.requires_grad),
-            "parameters": sum(p.numel() for p in params),
-            "step": self.step,
-            "roles": self.roles.names(),
-            "train_scenarios": [s.id for s in self.train_scenarios],
-            "eval_scenarios": [s.id for s in self.eval_scenarios],
-            "updated_at": datetime.now(UTC).isoformat(),
-        }
-        write_text_atomic(self.out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+        write_train_manifest(
+            self.out, status, self.policy, step=self.step, roles=self.roles.names(),
+            train=self.train_scenarios, held_out=self.eval_scenarios, data=self.data_files,
+        )  # fmt: skip
 
     # -- data ------------------------------------------------------------------------------
     def jobs_for(self, step: int) -> list[Job]:
