@@ -7,8 +7,8 @@ applications and prints what they return).
 
 from __future__ import annotations
 
-import asyncio
 import math
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -89,9 +89,8 @@ def _rejudge(
     run: Path, out: Path, judge_args: tuple[Path | None, str | None, str | None, str | None],
     scenarios: list[str], keep_p0: bool, concurrency: int, force: bool,
 ) -> int:  # fmt: skip
-    from empathos.run.progress import RunProgress
+    from empathos.run.drive import drive_session
     from empathos.run.rejudge_run import execute_rejudge, prepare_rejudge
-    from empathos.run.session import close_session
 
     config, model, base_url, key_env = judge_args
     flags = {"judge_model": model, "judge_base_url": base_url, "judge_api_key_env": key_env}
@@ -109,20 +108,12 @@ def _rejudge(
         f"{prepared.judge.model} into {out} ({len(plan.finished)} done before)",
         markup=False,
     )
-    status: Any = "failed"
     done = lambda: f"{len(prepared.outcome.rows)} dialogue(s) re-judged"  # noqa: E731
-    try:
-        with (
-            interruptible(done, out),
-            RunProgress(err, plan.total, done_before=len(plan.finished)) as progress,
-        ):
-            outcome = asyncio.run(execute_rejudge(prepared, progress))
-        status = "completed"
+    try:  # the session is closed whatever happens (drive_session), then the stop is said
+        with interruptible(done, out):
+            outcome = drive_session(prepared, partial(execute_rejudge, prepared), err, plan)
     except Interrupted as stop:
-        status = "interrupted"
         raise stopped(stop, err) from None
-    finally:
-        close_session(prepared, prepared.outcome, status)
     return _report(prepared, run, out, outcome, err)
 
 

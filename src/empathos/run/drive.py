@@ -1,5 +1,5 @@
 """Driving a prepared session to its end: a progress bar, and the session closed whatever
-happens (``empathos bench`` runs its items through it)."""
+happens (``empathos bench`` and ``empathos rejudge`` run through it)."""
 
 from __future__ import annotations
 
