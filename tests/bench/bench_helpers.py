@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,15 @@ EQ_REFERENCES: dict[str, list[tuple[str, int]]] = {
     "2": [("Proud", 8), ("Guilty", 0), ("Amused", 3), ("Tense", 1)],
     "3": [("Lonely", 6), ("Relieved", 2), ("Jealous", 4), ("Content", 0)],
 }
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment of an ``empathos`` subprocess: no EMPATHOS_* run settings leak into it
+    (only the cache directory), a wide terminal, and ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
+    if "EMPATHOS_CACHE_DIR" in os.environ:
+        env["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
+    return {**env, "COLUMNS": "200", **extra}
 
 
 def eq_prompt(qid: str) -> str:

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_helpers import ScriptedServer, cli, last_user, ratings_text, write_eq_questions
+from bench_helpers import (
+    ScriptedServer,
+    cli,
+    last_user,
+    ratings_text,
+    subprocess_env,
+    write_eq_questions,
+)
 from emobench_fixture import write_emobench
 
 
@@ -33,14 +40,6 @@ def _args(url: str, data: Path, out: Path) -> list[str]:
         "bench", "eqbench", "--data", str(data), "--model", "rater", "--base-url", url,
         "--out", str(out), "--concurrency", "2",
     ]  # fmt: skip
-
-
-def _env() -> dict[str, str]:
-    """No EMPATHOS_* run settings leak into the subprocess (only the cache directory)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
-    if "EMPATHOS_CACHE_DIR" in os.environ:
-        env["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
-    return {**env, "COLUMNS": "200"}
 
 
 def _summary(out: Path) -> Any:
@@ -79,7 +78,8 @@ def test_a_stop_keeps_finished_items_and_the_same_command_runs_only_the_rest(
     with ScriptedServer(_model, hold=lambda body: _question(body) == "3") as server:
         proc = subprocess.Popen(
             [sys.executable, "-m", "empathos", *_args(server.url, tmp_path, out)],
-            cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=tmp_path, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
             preexec_fn=_ignore_sigint if background else _foreground,
         )  # fmt: skip
         try:
@@ -133,7 +133,8 @@ def test_a_sigterm_while_preparing_stops_with_the_same_line(tmp_path: Path) -> N
     proc = subprocess.Popen(
         [sys.executable, "-m", "empathos", "bench", "emobench", "--data", str(data),
          "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--out", str(out)],
-        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
         preexec_fn=_foreground,
     )  # fmt: skip
     writer = None

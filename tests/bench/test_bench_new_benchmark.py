@@ -11,15 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench_helpers import ScriptedServer, last_user
+from bench_helpers import ScriptedServer, last_user, subprocess_env
 
 TOY = Path(__file__).parent / "toy"
 
 
 def _empathos(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(TOY), *filter(None, [os.environ.get("PYTHONPATH")])]), "COLUMNS": "200"}  # fmt: skip
-    env = {k: v for k, v in env.items() if not k.startswith("EMPATHOS_") or k.endswith("DIR")}
+    path = os.pathsep.join([str(TOY), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = subprocess_env(PYTHONPATH=path)
     return subprocess.run(
         [sys.executable, str(TOY / "with_toy.py"), *map(str, args)],
         capture_output=True, text=True, env=env, timeout=120,

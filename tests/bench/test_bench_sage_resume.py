@@ -6,7 +6,6 @@ never interrupted."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_helpers import ScriptedServer, cli
+from bench_helpers import ScriptedServer, cli, subprocess_env
 from sage_fixture import scripted, write_sage
 
 
@@ -28,13 +27,6 @@ def _args(url: str, data: Path, out: Path) -> list[str]:
         "bench", "sage", "--data", str(data), "--model", "tested", "--base-url", url,
         "--roles-model", "sim", "--roles-base-url", url, "--out", str(out), "--concurrency", "4",
     ]  # fmt: skip
-
-
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMPATHOS_")}
-    if "EMPATHOS_CACHE_DIR" in os.environ:
-        env["EMPATHOS_CACHE_DIR"] = os.environ["EMPATHOS_CACHE_DIR"]
-    return {**env, "COLUMNS": "200"}
 
 
 def _stable(out: Path) -> dict[str, Any]:
@@ -57,7 +49,8 @@ def test_sigterm_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     with ScriptedServer(scripted, hold=_held) as server:
         proc = subprocess.Popen(
             [sys.executable, "-m", "empathos", *_args(server.url, data, out)],
-            cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=tmp_path, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
         )  # fmt: skip
         try:
             end = time.monotonic() + 60
