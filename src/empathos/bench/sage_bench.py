@@ -33,7 +33,7 @@ from empathos.errors import ModelCallError
 from empathos.llm import ChatModel, Message, record_of
 from empathos.records import ModelCallRecord
 from empathos.run.manifest import read_manifest, utc_now
-from empathos.sage.copy import read_results, read_sage, result_files
+from empathos.sage.copy import read_sage, scored_results
 from empathos.sage.rules import (
     MAX_USER_TURNS,
     START_EMOTION,
@@ -265,11 +265,10 @@ class SageBench(Defaults):
         """Each result file at ``path`` (a file, a folder of them, a run directory): its
         model (the file's name less ``_result.jsonl``) and its numbers."""
         rows = []
-        for file in result_files(path):
-            s = sentient_score(read_results(file))
-            row = {"file": str(file), "model": file.name.removesuffix("_result.jsonl"),
-                   "score": s.score, "mean": s.mean, "successes": s.successes,
-                   "failures": s.failures, "dialogues": s.dialogues}  # fmt: skip
+        for file, model, s in scored_results(path):
+            row = {"file": str(file), "model": model, "score": s.score, "mean": s.mean,
+                   "successes": s.successes, "failures": s.failures,
+                   "dialogues": s.dialogues}  # fmt: skip
             rows.append(PublishedRow(row, _published_cells(row)))
         return rows
 

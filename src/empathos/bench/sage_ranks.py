@@ -17,8 +17,8 @@ from pathlib import Path
 from empathos.epm import EPMConfig
 from empathos.errors import InputError
 from empathos.records import load_records
-from empathos.sage.copy import read_results, result_files
-from empathos.sage.rules import rank_correlation, sentient_score
+from empathos.sage.copy import scored_results
+from empathos.sage.rules import rank_correlation
 from empathos.scoring.leaderboard import leaderboard
 
 __all__ = [
@@ -91,10 +91,9 @@ def sage_scores(paths: Sequence[Path]) -> dict[str, float]:
     """Model -> SAGE score of the result files at ``paths``."""
     out = {}
     for path in paths:
-        for file in result_files(path):  # named as `bench sage score` names them
-            score = sentient_score(read_results(file)).score
-            if score is not None:
-                out[file.name.removesuffix("_result.jsonl")] = float(score)
+        for _, model, s in scored_results(path):  # as `bench sage score` reads them
+            if s.score is not None:
+                out[model] = float(s.score)
     return out
 
 

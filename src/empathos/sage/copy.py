@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from empathos.errors import InputError
-from empathos.sage.rules import SimulatorPrompts
+from empathos.sage.rules import SentientScore, SimulatorPrompts, sentient_score
 
 __all__ = [
     "NPC_FILE",
@@ -35,6 +35,7 @@ __all__ = [
     "read_results",
     "read_sage",
     "result_files",
+    "scored_results",
 ]
 
 PROFILE_FILE = "profile/simulator_profile_withfirsttalk.jsonl"
@@ -232,3 +233,12 @@ def read_results(path: Path) -> list[dict[str, Any]]:
                 "a dialogue has no emo_point or emo_state", file=path, field=f"line {n}"
             )
     return rows
+
+
+def scored_results(path: Path) -> list[tuple[Path, str, SentientScore]]:
+    """Each result file at ``path`` (:func:`result_files`) with its model (the file's name
+    less ``_result.jsonl``) and its Sentient numbers."""
+    return [
+        (f, f.name.removesuffix("_result.jsonl"), sentient_score(read_results(f)))
+        for f in result_files(path)
+    ]
