@@ -7,6 +7,7 @@ recomputed from their raw replies; the known differences from the benchmark's co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,13 @@ def published_row(check: PublishedCheck) -> dict[str, Any]:
     }
 
 
+@functools.lru_cache(maxsize=4)
+def _questions(path: Path, mtime_ns: int, size: int) -> list[EqQuestion]:
+    """The questions file, read once for all the result files of one ``score`` call (the
+    file's time and size in the key: an edited file is read again)."""
+    return read_questions(path)
+
+
 def _verdict(check: PublishedCheck) -> str:
     if check.published is None:
         return "no published score"
@@ -128,22 +136,6 @@ PUBLISHED = PublishedFiles(
         "final from",
         "parsed",
         "verdict",
-    ),
-    fields=(
-        "file",
-        "model",
-        "published",
-        "recomputed",
-        "first_pass",
-        "revised",
-        "final_from",
-        "difference",
-        "parseable",
-        "total",
-        "parse_rate",
-        "benchmark_failed",
-        "revise_format",
-        "reproduced",
     ),
     data="A clone of EQ-bench/EQ-Bench or its data folder (the questions). Default: the clone "
     "the result file sits in.",
@@ -229,8 +221,9 @@ class EqBench(Defaults):
 
     def read_published(self, path: Path, data: Path | None = None) -> list[PublishedRow]:
         """A result file (results/eq-bench/*_results.json) recomputed from its raw replies."""
-        questions: list[EqQuestion] = read_questions(questions_for(path, data))
-        check = check_published(path, questions)
+        qfile = questions_for(path, data)
+        stat = qfile.stat()
+        check = check_published(path, _questions(qfile, stat.st_mtime_ns, stat.st_size))
         return [PublishedRow(published_row(check), published_cells(check))]
 
 

@@ -98,10 +98,11 @@ class PublishedFiles:
     title: str
     columns: tuple[str, ...]
     """The table's columns (each row's :attr:`PublishedRow.cells`)."""
-    fields: tuple[str, ...]
-    """The rows' keys in the order ``--format csv`` writes them."""
     data: str | None = None
     """What ``--data`` is, where the files need the user's copy (None: no ``--data``)."""
+    fields: tuple[str, ...] | None = None
+    """The order ``--format csv`` writes the rows' keys in (None: the rows' own order, and
+    no header without a row)."""
 
 
 @dataclass(frozen=True)

@@ -92,8 +92,8 @@ def _run_params(bench: Benchmark, group: bool) -> list[inspect.Parameter]:
     )
     params += [_option("model", ModelOpt, None), _option("base_url", BaseUrlOpt, None),
                _option("api_key_env", KeyOpt, None)]  # fmt: skip
-    for role in bench.roles[1:2]:
-        who = ROLE_NAMES[role]
+    if len(bench.roles) > 1:  # the role besides the model under test (a judge, a user)
+        who = ROLE_NAMES[bench.roles[1]]
         params += [
             _option("roles_model", Annotated[str | None, typer.Option(
                 "--roles-model", help=f"The {who}'s model id.")], None),
@@ -150,8 +150,11 @@ def _print_published(rows: list[PublishedRow], bench: Benchmark, fmt: PublishedF
     if fmt is PublishedFormat.json:
         typer.echo(json.dumps([r.values for r in rows], indent=1, ensure_ascii=False))
     elif fmt is PublishedFormat.csv:
+        fields = spec.fields or (tuple(rows[0].values) if rows else ())
+        if not fields:
+            return
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=spec.fields, lineterminator="\n")
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
         writer.writeheader()
         writer.writerows(r.values for r in rows)
         typer.echo(buf.getvalue(), nl=False)
